@@ -1,0 +1,36 @@
+//! augur: a reverse proxy for Ollama.
+//!
+//! Clients point their Ollama (or OpenAI-compatible) base URL at augur. Every
+//! request flows through the same stages:
+//!
+//! ```text
+//! 1 receive      app, telemetry      request id, access log, metrics
+//! 2 authenticate limits::auth        API key -> principal (policy snapshot)
+//! 3 rate limit   limits              per principal / model / tokens / concurrency
+//! 4 normalize    format, schema      `format` values fixed, schemas made grammar-safe
+//! 5 emulate      tools               `tools` -> constrained `format` + instruction
+//! 6 forward      upstream            hyper-util client, bytes untouched
+//! 7 validate     validate            jsonschema check, repair, bounded retry
+//! 8 synthesize   tools::synthesize   model JSON -> `message.tool_calls`
+//! 9 stream back  pipeline::stream    NDJSON / SSE, one line flushed at a time
+//! ```
+//!
+//! Routes that need none of stages 4-8 are forwarded byte for byte by
+//! [`passthrough`].
+
+pub mod admin;
+pub mod app;
+pub mod config;
+pub mod error;
+pub mod format;
+pub mod limits;
+pub mod passthrough;
+pub mod pipeline;
+pub mod policy;
+pub mod schema;
+pub mod shutdown;
+pub mod telemetry;
+pub mod tools;
+pub mod upstream;
+pub mod validate;
+pub mod wire;

@@ -1,0 +1,1 @@
+//! Auth, rate, token and concurrency limits.

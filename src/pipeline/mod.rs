@@ -1,0 +1,1 @@
+//! The body-aware request path.

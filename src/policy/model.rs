@@ -1,0 +1,205 @@
+//! The compiled, immutable policy: what every request reads from its snapshot.
+//!
+//! These types are produced by the policy loader from the YAML files in the
+//! policies directory and never change after they are built; a reload builds
+//! a new [`Policy`] and swaps it in whole.
+
+use std::{sync::Arc, time::SystemTime};
+
+use serde_json::Value;
+
+/// When augur rewrites `tools` into a constrained `format` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EmulateTools {
+    /// Only when the model's capabilities lack "tools".
+    #[default]
+    Auto,
+    /// Always, even for tool-capable models.
+    Always,
+    /// Never: requests pass through and the upstream decides.
+    Never,
+}
+
+/// How a streamed response with a schema is validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMode {
+    /// Hold the answer (bounded), validate, repair or retry, then emit.
+    Buffer,
+    /// Stream as it comes; report the outcome in the final chunk.
+    Pass,
+}
+
+/// What augur answers after the last attempt still fails validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnFailure {
+    /// 422 `{"error": "..."}` listing the violations.
+    #[default]
+    Error,
+    /// The best attempt, with `X-Augur-Validation: invalid`.
+    Pass,
+}
+
+/// `validate:` policy block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidatePolicy {
+    pub enabled: bool,
+    pub repair: bool,
+    pub max_retries: u32,
+    pub degrade: bool,
+    /// `None` = the default: buffer for schemas, pass for "json".
+    pub stream: Option<StreamMode>,
+    pub on_failure: OnFailure,
+}
+
+impl Default for ValidatePolicy {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            repair: true,
+            max_retries: 1,
+            degrade: true,
+            stream: None,
+            on_failure: OnFailure::Error,
+        }
+    }
+}
+
+/// When a named schema from `schemas/` replaces the client's `format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatApply {
+    /// When the client asked for plain JSON mode.
+    WhenJson,
+    /// When the client sent no format at all.
+    WhenMissing,
+    /// Always.
+    Always,
+}
+
+/// `format:` policy block: a named schema bound to a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedFormat {
+    /// File name under the schemas directory.
+    pub name: String,
+    pub schema: Arc<Value>,
+    pub apply: FormatApply,
+}
+
+/// `rate_limit:` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RateLimit {
+    pub requests_per_minute: Option<u32>,
+    /// Defaults to `requests_per_minute`.
+    pub burst: Option<u32>,
+    pub tokens_per_minute: Option<u64>,
+}
+
+/// `concurrency:` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Concurrency {
+    pub max_in_flight: u32,
+    /// 0 = reject at once when full.
+    pub queue_timeout_ms: u64,
+}
+
+/// Everything that applies to one model, defaults and matching globs merged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelPolicy {
+    pub emulate_tools: EmulateTools,
+    pub validate: ValidatePolicy,
+    pub think_emulation: bool,
+    pub format: Option<NamedFormat>,
+    /// `tools: {parallel}`; default true.
+    pub parallel_tool_calls: bool,
+    /// Add "tools" to capabilities of emulated models in /api/show and /api/tags.
+    pub advertise_capabilities: bool,
+    /// Per (principal, model) rate limit from `models.<glob>.rate_limit`.
+    pub rate_limit: Option<RateLimit>,
+    pub concurrency: Option<Concurrency>,
+    /// The glob that selected the model's settings (for metric labels and logs).
+    pub matched_glob: Option<String>,
+}
+
+impl Default for ModelPolicy {
+    fn default() -> Self {
+        Self {
+            emulate_tools: EmulateTools::Auto,
+            validate: ValidatePolicy::default(),
+            think_emulation: true,
+            format: None,
+            parallel_tool_calls: true,
+            advertise_capabilities: true,
+            rate_limit: None,
+            concurrency: None,
+            matched_glob: None,
+        }
+    }
+}
+
+/// One API key, as stored (never the key itself).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKey {
+    pub id: String,
+    pub sha256: [u8; 32],
+    /// Globs of models this key may use; empty = all.
+    pub models: Vec<String>,
+    /// Replaces `defaults.rate_limit` for this key.
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// `auth:` block.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AuthPolicy {
+    pub required: bool,
+    pub keys: Vec<ApiKey>,
+}
+
+/// `audit:` block: optional JSONL log of tool calls.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AuditPolicy {
+    pub path: Option<String>,
+    pub include_arguments: bool,
+}
+
+/// Identity of the loaded policy set, shown at `GET /-/policies`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyMeta {
+    /// Hash of the active set of files.
+    pub version: String,
+    pub loaded_at: SystemTime,
+    pub files: Vec<String>,
+}
+
+/// The whole compiled policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub meta: PolicyMeta,
+    pub auth: AuthPolicy,
+    pub audit: AuditPolicy,
+    /// `defaults.rate_limit`: per principal.
+    pub default_rate_limit: Option<RateLimit>,
+    /// Per-model settings: defaults plus `models.<glob>` overrides.
+    pub models: super::rules::ModelRules,
+}
+
+impl Policy {
+    /// The settings for `model` (the name as the client wrote it).
+    pub fn model(&self, model: &str) -> Arc<ModelPolicy> {
+        self.models.resolve(model)
+    }
+
+    /// The policy of an empty policies directory: no auth, no limits,
+    /// tool emulation `auto`, validation on.
+    pub fn permissive() -> Self {
+        Self {
+            meta: PolicyMeta {
+                version: "empty".to_string(),
+                loaded_at: SystemTime::now(),
+                files: Vec::new(),
+            },
+            auth: AuthPolicy::default(),
+            audit: AuditPolicy::default(),
+            default_rate_limit: None,
+            models: super::rules::ModelRules::default(),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Tool-call emulation for models without the "tools" capability.
