@@ -1,1 +1,91 @@
-//! admin
+//! The admin listener, separate from the proxy port: liveness, readiness,
+//! Prometheus metrics and the active policy.
+
+use std::time::Duration;
+
+use axum::{
+    Json, Router,
+    extract::State,
+    http::{StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use http_body_util::Empty;
+
+use crate::app::AppState;
+
+/// The admin router.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/-/healthy", get(healthy))
+        .route("/-/ready", get(ready))
+        .route("/metrics", get(metrics))
+        .route("/-/policies", get(policies))
+        .with_state(state)
+}
+
+async fn healthy() -> &'static str {
+    "OK\n"
+}
+
+/// 200 only while the upstream answers `GET /`.
+async fn ready(State(state): State<AppState>) -> Response {
+    let uri = match state.upstream.uri_for("/") {
+        Ok(uri) => uri,
+        Err(_) => {
+            return (StatusCode::SERVICE_UNAVAILABLE, "upstream URL invalid\n").into_response();
+        }
+    };
+    let req =
+        match http::Request::get(uri).body(axum::body::Body::new(Empty::<bytes::Bytes>::new())) {
+            Ok(req) => req,
+            Err(_) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
+        };
+    let probe = tokio::time::timeout(
+        Duration::from_secs(2),
+        state.upstream.forward(req, None, None),
+    )
+    .await;
+    match probe {
+        Ok(Ok(r)) if r.status().is_success() => (StatusCode::OK, "ready\n").into_response(),
+        Ok(Ok(r)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("upstream answered {}\n", r.status()),
+        )
+            .into_response(),
+        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response(),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "upstream did not answer in 2 s\n",
+        )
+            .into_response(),
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let text = state
+        .metrics
+        .as_ref()
+        .map(|h| h.render())
+        .unwrap_or_default();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn policies(State(state): State<AppState>) -> Response {
+    let policy = state.policy();
+    let loaded_at = time::OffsetDateTime::from(policy.meta.loaded_at);
+    Json(serde_json::json!({
+        "version": policy.meta.version,
+        "loaded_at": crate::wire::gojson::format_go_time(loaded_at),
+        "files": policy.meta.files,
+        "last_error": null,
+    }))
+    .into_response()
+}

@@ -1,1 +1,302 @@
-//! config
+//! Startup configuration: command line, environment, `configs/augur.toml`.
+//!
+//! Precedence is flag > environment variable > config file > built-in
+//! default. Everything here is read once at start; policies (see
+//! [`crate::policy`]) are the part that reloads live.
+
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use clap::Parser;
+use serde::Deserialize;
+
+/// Default config file, used when it exists and no other is named.
+pub const DEFAULT_CONFIG_PATH: &str = "configs/augur.toml";
+
+/// Command line (each flag also reads its `AUGUR_*` environment variable).
+#[derive(Debug, Parser, Default)]
+#[command(name = "augur", version, about = "A reverse proxy for Ollama")]
+pub struct Cli {
+    /// Config file (TOML). Default: configs/augur.toml when present.
+    #[arg(long, env = "AUGUR_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address the proxy listens on.
+    #[arg(long, env = "AUGUR_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Base URL of the Ollama server.
+    #[arg(long, env = "AUGUR_UPSTREAM")]
+    pub upstream: Option<String>,
+    /// Address of the admin listener (health, readiness, metrics, policies).
+    #[arg(long, env = "AUGUR_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    /// Directory of policy files (*.yaml).
+    #[arg(long, env = "AUGUR_POLICIES")]
+    pub policies: Option<PathBuf>,
+    /// Directory of named JSON schemas referenced by policies.
+    #[arg(long, env = "AUGUR_SCHEMAS")]
+    pub schemas: Option<PathBuf>,
+    /// Validate the config and the policy files, then exit.
+    #[arg(long)]
+    pub check_config: bool,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// The config file, as written. Every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    server: FileServer,
+    #[serde(default)]
+    upstream: FileUpstream,
+    #[serde(default)]
+    paths: FilePaths,
+    #[serde(default)]
+    log: FileLog,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileServer {
+    listen: Option<SocketAddr>,
+    admin_listen: Option<SocketAddr>,
+    body_limit_bytes: Option<u64>,
+    client_header_timeout_ms: Option<u64>,
+    drain_timeout_ms: Option<u64>,
+    stream_buffer_limit_bytes: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileUpstream {
+    url: Option<String>,
+    connect_timeout_ms: Option<u64>,
+    first_byte_timeout_ms: Option<u64>,
+    idle_timeout_ms: Option<u64>,
+    capabilities_ttl_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePaths {
+    policies: Option<PathBuf>,
+    schemas: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLog {
+    format: Option<LogFormat>,
+    level: Option<String>,
+}
+
+/// The resolved startup settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub admin_listen: SocketAddr,
+    pub upstream: http::Uri,
+    pub policies: PathBuf,
+    pub schemas: PathBuf,
+    /// Largest request body accepted (blob uploads are exempt).
+    pub body_limit: u64,
+    /// Largest response augur holds in memory when a feature must see it whole.
+    pub stream_buffer_limit: u64,
+    pub client_header_timeout: Duration,
+    pub drain_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Time allowed for the upstream's response headers (model loads are slow).
+    pub first_byte_timeout: Duration,
+    /// Longest silence allowed between two chunks of an upstream body.
+    pub idle_timeout: Duration,
+    pub capabilities_ttl: Duration,
+    pub log_format: LogFormat,
+    pub log_level: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 11435)),
+            admin_listen: SocketAddr::from(([127, 0, 0, 1], 11436)),
+            upstream: http::Uri::from_static("http://127.0.0.1:11434"),
+            policies: PathBuf::from("./policies"),
+            schemas: PathBuf::from("./schemas"),
+            body_limit: 64 * 1024 * 1024,
+            stream_buffer_limit: 8 * 1024 * 1024,
+            client_header_timeout: Duration::from_secs(30),
+            drain_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(5),
+            first_byte_timeout: Duration::from_secs(600),
+            idle_timeout: Duration::from_secs(600),
+            capabilities_ttl: Duration::from_secs(300),
+            log_format: LogFormat::Text,
+            log_level: "info".to_string(),
+        }
+    }
+}
+
+/// A config that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid upstream URL {url:?}: {message}")]
+    Upstream { url: String, message: String },
+}
+
+impl Config {
+    /// Resolve the settings from the command line, the environment (already
+    /// folded into `cli` by clap) and the config file.
+    pub fn load(cli: &Cli) -> Result<Self, ConfigError> {
+        let file = match &cli.config {
+            Some(path) => read_file(path)?,
+            None if Path::new(DEFAULT_CONFIG_PATH).exists() => {
+                read_file(Path::new(DEFAULT_CONFIG_PATH))?
+            }
+            None => FileConfig::default(),
+        };
+        Self::resolve(cli, file)
+    }
+
+    /// Resolve from a config file's text (for tests and `--check-config`).
+    pub fn from_toml(cli: &Cli, text: &str) -> Result<Self, ConfigError> {
+        let file = parse_file(Path::new("<inline>"), text)?;
+        Self::resolve(cli, file)
+    }
+
+    fn resolve(cli: &Cli, file: FileConfig) -> Result<Self, ConfigError> {
+        let d = Config::default();
+        let ms =
+            |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
+        let upstream_text = cli.upstream.clone().or(file.upstream.url);
+        let upstream = match upstream_text {
+            Some(url) => parse_upstream(&url)?,
+            None => d.upstream.clone(),
+        };
+        Ok(Self {
+            listen: cli.listen.or(file.server.listen).unwrap_or(d.listen),
+            admin_listen: cli
+                .admin_listen
+                .or(file.server.admin_listen)
+                .unwrap_or(d.admin_listen),
+            upstream,
+            policies: cli
+                .policies
+                .clone()
+                .or(file.paths.policies)
+                .unwrap_or(d.policies),
+            schemas: cli
+                .schemas
+                .clone()
+                .or(file.paths.schemas)
+                .unwrap_or(d.schemas),
+            body_limit: file.server.body_limit_bytes.unwrap_or(d.body_limit),
+            stream_buffer_limit: file
+                .server
+                .stream_buffer_limit_bytes
+                .unwrap_or(d.stream_buffer_limit),
+            client_header_timeout: ms(
+                file.server.client_header_timeout_ms,
+                d.client_header_timeout,
+            ),
+            drain_timeout: ms(file.server.drain_timeout_ms, d.drain_timeout),
+            connect_timeout: ms(file.upstream.connect_timeout_ms, d.connect_timeout),
+            first_byte_timeout: ms(file.upstream.first_byte_timeout_ms, d.first_byte_timeout),
+            idle_timeout: ms(file.upstream.idle_timeout_ms, d.idle_timeout),
+            capabilities_ttl: ms(file.upstream.capabilities_ttl_ms, d.capabilities_ttl),
+            log_format: file.log.format.unwrap_or(d.log_format),
+            log_level: file.log.level.unwrap_or(d.log_level),
+        })
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_file(path, &text)
+}
+
+fn parse_file(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn parse_upstream(url: &str) -> Result<http::Uri, ConfigError> {
+    let err = |message: &str| ConfigError::Upstream {
+        url: url.to_string(),
+        message: message.to_string(),
+    };
+    let uri: http::Uri = url
+        .trim_end_matches('/')
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| err(&e.to_string()))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some(_) => return Err(err("only http:// upstreams are supported")),
+        None => return Err(err("missing scheme, e.g. http://127.0.0.1:11434")),
+    }
+    if uri.authority().is_none() {
+        return Err(err("missing host"));
+    }
+    Ok(uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documented_ones() {
+        let c = Config::from_toml(&Cli::default(), "").unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:11435");
+        assert_eq!(c.admin_listen.to_string(), "127.0.0.1:11436");
+        assert_eq!(c.upstream.to_string(), "http://127.0.0.1:11434/");
+        assert_eq!(c.policies, PathBuf::from("./policies"));
+        assert_eq!(c.body_limit, 64 * 1024 * 1024);
+        assert_eq!(c.first_byte_timeout, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn flags_win_over_the_file() {
+        let cli = Cli {
+            listen: Some("127.0.0.1:9000".parse().unwrap()),
+            ..Cli::default()
+        };
+        let c = Config::from_toml(
+            &cli,
+            "[server]\nlisten = \"127.0.0.1:8000\"\nbody_limit_bytes = 10\n[upstream]\nurl = \"http://10.0.0.1:11434/\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:9000");
+        assert_eq!(c.body_limit, 10);
+        assert_eq!(c.upstream.authority().unwrap().as_str(), "10.0.0.1:11434");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_urls_are_rejected() {
+        assert!(Config::from_toml(&Cli::default(), "[server]\nlisten_port = 1\n").is_err());
+        assert!(Config::from_toml(&Cli::default(), "[upstream]\nurl = \"https://x\"\n").is_err());
+        assert!(Config::from_toml(&Cli::default(), "[upstream]\nurl = \"127.0.0.1\"\n").is_err());
+    }
+}

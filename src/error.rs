@@ -1,1 +1,209 @@
-//! error
+//! One error type for the request path, one status table, one place that
+//! turns errors into responses.
+//!
+//! Bodies use Ollama's shape `{"error": "..."}` on native routes and the
+//! OpenAI shape `{"error": {"message", "type", "param", "code"}}` under
+//! `/v1/`. Internal details never reach the client; they are logged.
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde_json::json;
+
+/// Which error body shape a route speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flavor {
+    #[default]
+    Ollama,
+    OpenAi,
+}
+
+impl Flavor {
+    /// The flavor of a request path.
+    pub fn of_path(path: &str) -> Self {
+        if path.starts_with("/v1/") {
+            Flavor::OpenAi
+        } else {
+            Flavor::Ollama
+        }
+    }
+}
+
+/// Everything that can go wrong between the client and the upstream.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// The upstream refused the connection or is down.
+    #[error("upstream unavailable: {0}")]
+    UpstreamUnavailable(String),
+    /// The upstream did not answer in time.
+    #[error("upstream timed out after {0} ms")]
+    UpstreamTimeout(u128),
+    /// The upstream answered something augur cannot use.
+    #[error("invalid upstream response: {0}")]
+    UpstreamProtocol(String),
+    /// An error the upstream itself answered, relayed with its status.
+    #[error("{message}")]
+    Upstream { status: StatusCode, message: String },
+    /// The request body exceeds the configured limit.
+    #[error("request body too large (limit {0} bytes)")]
+    BodyTooLarge(u64),
+    /// The client was too slow sending its request.
+    #[error("timed out reading the request")]
+    ClientTimeout,
+    /// A request augur itself rejects (e.g. a `format` that cannot be fixed).
+    #[error("{0}")]
+    BadRequest(String),
+    /// The answer still violates the schema after the last attempt.
+    #[error("{0}")]
+    Unprocessable(String),
+    /// Auth, rate, token or concurrency limits.
+    #[error("{message}")]
+    Limited {
+        status: StatusCode,
+        message: String,
+        headers: HeaderMap,
+    },
+    /// A bug or an impossible state; details are logged, not sent.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ProxyError {
+    /// The HTTP status for this error (the one status table).
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ProxyError::UpstreamUnavailable(_) | ProxyError::UpstreamProtocol(_) => {
+                StatusCode::BAD_GATEWAY
+            }
+            ProxyError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            ProxyError::Upstream { status, .. } => *status,
+            ProxyError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyError::ClientTimeout => StatusCode::REQUEST_TIMEOUT,
+            ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ProxyError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ProxyError::Limited { status, .. } => *status,
+            ProxyError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Whether a fresh attempt could succeed (used by retry loops).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ProxyError::UpstreamUnavailable(_) | ProxyError::UpstreamProtocol(_)
+        )
+    }
+
+    /// The message sent to the client.
+    pub fn client_message(&self) -> String {
+        match self {
+            ProxyError::Internal(_) => "internal error".to_string(),
+            other => other.to_string(),
+        }
+    }
+
+    /// The response in the given flavor.
+    pub fn into_response_for(self, flavor: Flavor) -> Response {
+        let status = self.status();
+        let message = self.client_message();
+        let extra = match &self {
+            ProxyError::Limited { headers, .. } => Some(headers.clone()),
+            _ => None,
+        };
+        if status.is_server_error() {
+            tracing::warn!(error = %self, status = status.as_u16(), "request failed");
+        }
+        let mut response = error_response(status, &message, flavor);
+        if let Some(headers) = extra {
+            response.headers_mut().extend(headers);
+        }
+        response
+    }
+
+    /// The NDJSON line a stream ends with when this error happens mid-stream.
+    pub fn stream_line(&self) -> bytes::Bytes {
+        error_line(&self.client_message())
+    }
+}
+
+impl IntoResponse for ProxyError {
+    fn into_response(self) -> Response {
+        self.into_response_for(Flavor::Ollama)
+    }
+}
+
+/// The JSON error body for `message` in `flavor`.
+pub fn error_body(status: StatusCode, message: &str, flavor: Flavor) -> String {
+    let value = match flavor {
+        Flavor::Ollama => json!({ "error": message }),
+        Flavor::OpenAi => {
+            let kind = match status {
+                StatusCode::BAD_REQUEST => "invalid_request_error",
+                StatusCode::NOT_FOUND => "not_found_error",
+                _ => "api_error",
+            };
+            json!({ "error": { "message": message, "type": kind, "param": null, "code": null } })
+        }
+    };
+    crate::wire::to_go_json(&value)
+}
+
+/// An error response: status, JSON body in the route's shape.
+pub fn error_response(status: StatusCode, message: &str, flavor: Flavor) -> Response {
+    let body = error_body(status, message, flavor);
+    let mut response = (status, body).into_response();
+    let content_type = match flavor {
+        Flavor::Ollama => "application/json; charset=utf-8",
+        Flavor::OpenAi => "application/json",
+    };
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// `{"error": "..."}\n`: how an NDJSON stream reports a failure mid-way.
+pub fn error_line(message: &str) -> bytes::Bytes {
+    let mut line = crate::wire::to_go_json(&json!({ "error": message }));
+    line.push('\n');
+    bytes::Bytes::from(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_table_is_pinned() {
+        let cases = [
+            (ProxyError::UpstreamUnavailable("x".into()), 502),
+            (ProxyError::UpstreamTimeout(1), 504),
+            (ProxyError::UpstreamProtocol("x".into()), 502),
+            (ProxyError::BodyTooLarge(1), 413),
+            (ProxyError::ClientTimeout, 408),
+            (ProxyError::BadRequest("x".into()), 400),
+            (ProxyError::Unprocessable("x".into()), 422),
+            (ProxyError::Internal("x".into()), 500),
+        ];
+        for (err, status) in cases {
+            assert_eq!(err.status().as_u16(), status, "{err:?}");
+        }
+    }
+
+    #[test]
+    fn bodies_have_the_route_shape() {
+        let ollama = error_body(StatusCode::BAD_GATEWAY, "down", Flavor::Ollama);
+        assert_eq!(ollama, r#"{"error":"down"}"#);
+        let openai = error_body(StatusCode::BAD_REQUEST, "bad", Flavor::OpenAi);
+        assert_eq!(
+            openai,
+            r#"{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}"#
+        );
+        assert_eq!(&error_line("cut")[..], b"{\"error\":\"cut\"}\n");
+    }
+
+    #[test]
+    fn internal_details_stay_inside() {
+        let err = ProxyError::Internal("secret path /etc".into());
+        assert_eq!(err.client_message(), "internal error");
+    }
+}

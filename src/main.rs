@@ -1,1 +1,95 @@
-fn main() {}
+//! `augur`: parse the command line, load the config and policies, serve.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tokio::net::TcpListener;
+
+use augur::{
+    app::{self, AppState},
+    config::{Cli, Config, LogFormat},
+    policy::Policy,
+};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::load(&cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("augur: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if cli.check_config {
+        eprintln!("augur: config OK");
+        return ExitCode::SUCCESS;
+    }
+    init_tracing(&config);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("augur: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("augur: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(config: &Config) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log_level));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match config.log_format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn run(config: Config) -> Result<(), String> {
+    let metrics = augur::telemetry::install_metrics()?;
+    let state = AppState::new(config.clone(), Policy::permissive(), Some(metrics))
+        .map_err(|e| e.to_string())?;
+    let proxy = TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let admin = TcpListener::bind(config.admin_listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.admin_listen))?;
+    tracing::info!(
+        listen = %config.listen,
+        admin = %config.admin_listen,
+        upstream = %config.upstream,
+        "augur started"
+    );
+    let shutdown = augur::shutdown::on_signal();
+    let admin_task = tokio::spawn(app::serve(
+        admin,
+        augur::admin::router(state.clone()),
+        shutdown.clone(),
+        config.client_header_timeout,
+        std::time::Duration::from_secs(1),
+    ));
+    app::serve(
+        proxy,
+        app::router(state),
+        shutdown,
+        config.client_header_timeout,
+        config.drain_timeout,
+    )
+    .await;
+    let _ = admin_task.await;
+    tracing::info!("augur stopped");
+    Ok(())
+}
