@@ -21,7 +21,10 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::{net::TcpListener, sync::watch};
 use tower::ServiceExt;
 
-use crate::{config::Config, error::ProxyError, passthrough, policy::Policy, upstream::Upstream};
+use crate::{
+    config::Config, error::ProxyError, passthrough, pipeline::capabilities::Capabilities,
+    policy::Policy, upstream::Upstream, validate::Validators,
+};
 
 /// Everything a request may need, cheap to clone.
 #[derive(Clone)]
@@ -30,6 +33,8 @@ pub struct AppState {
     pub upstream: Upstream,
     pub policy: Arc<ArcSwap<Policy>>,
     pub metrics: Option<PrometheusHandle>,
+    pub capabilities: Capabilities,
+    pub validators: Validators,
 }
 
 impl AppState {
@@ -45,11 +50,18 @@ impl AppState {
             config.first_byte_timeout,
             config.idle_timeout,
         )?;
+        let capabilities = Capabilities::new(
+            &config.upstream,
+            config.capabilities_ttl,
+            config.first_byte_timeout,
+        )?;
         Ok(Self {
             config: Arc::new(config),
             upstream,
             policy: Arc::new(ArcSwap::from_pointee(policy)),
             metrics,
+            capabilities,
+            validators: Validators::new(1024),
         })
     }
 
@@ -61,7 +73,17 @@ impl AppState {
 
 /// The proxy router.
 pub fn router(state: AppState) -> Router {
+    use crate::pipeline::native;
+    use axum::routing::post;
     Router::new()
+        .route(
+            "/api/chat",
+            post(native::chat).fallback(passthrough::handle),
+        )
+        .route(
+            "/api/generate",
+            post(native::generate).fallback(passthrough::handle),
+        )
         .fallback(passthrough::handle)
         .with_state(state)
         .layer(middleware::from_fn(crate::telemetry::layer))

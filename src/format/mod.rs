@@ -1,6 +1,8 @@
 //! `format` normalization: every value a client may send becomes absent,
 //! `"json"`, or a JSON Schema object, before any model loads.
 
+pub mod think;
+
 use serde_json::Value;
 
 /// A normalized `format`.

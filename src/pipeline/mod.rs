@@ -2,4 +2,14 @@
 //! `/v1/chat/completions`, and the capability-bearing `/api/show` and
 //! `/api/tags`.
 
+pub mod attempts;
+pub mod call;
+pub mod capabilities;
+pub mod checks;
+pub mod flows;
 pub mod gate;
+pub mod native;
+pub mod output;
+pub mod plan;
+pub mod prepare;
+pub mod stream_tools;

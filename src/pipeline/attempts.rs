@@ -1,0 +1,329 @@
+//! Stage 7: run a transformed request to completion: call the upstream,
+//! interpret the answer (parse, repair, validate; tool calls or a plain
+//! answer), and retry with the violations as feedback, up to the policy's
+//! limit. Schemas the upstream's grammar converter rejects are degraded
+//! and retried.
+
+use serde_json::{Map, Value, json};
+
+use crate::{
+    error::ProxyError,
+    policy::ValidatePolicy,
+    tools::{ModelOutput, ToolCall, ToolSet},
+    validate::{Validators, Violation},
+};
+
+use super::{call::CallCtx, checks, plan::Route};
+
+/// What the model's text is expected to be.
+pub enum Expect {
+    /// Any JSON object (`format: "json"`).
+    Json,
+    /// JSON valid against the client's original schema.
+    Schema(Value),
+    /// The tool envelope: calls to declared tools, or an answer.
+    Tools {
+        set: ToolSet,
+        answer_schema: Option<Value>,
+        json_answer: bool,
+    },
+    /// `{"reasoning": "...", "answer": ...}` for emulated thinking.
+    Think {
+        answer_schema: Option<Value>,
+        json_answer: bool,
+    },
+    /// No constraint (nothing to validate).
+    Text,
+}
+
+/// One interpreted answer.
+#[derive(Debug, Clone, Default)]
+pub struct Interp {
+    pub content: String,
+    pub thinking: Option<String>,
+    pub calls: Vec<ToolCall>,
+    pub violations: Vec<Violation>,
+    pub repairs: Vec<String>,
+}
+
+/// The final result of the attempts.
+pub struct Completed {
+    /// The last upstream response object (metrics, done_reason, …).
+    pub response: Value,
+    pub interp: Interp,
+    pub attempts: u32,
+    /// Still invalid after the last attempt.
+    pub invalid: bool,
+}
+
+/// The text a route's answer carries.
+pub fn answer_text(route: Route, response: &Value) -> String {
+    let v = match route {
+        Route::Chat => response.pointer("/message/content"),
+        Route::Generate => response.get("response"),
+    };
+    v.and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+/// Interpret a model's text under `expect`.
+pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: bool) -> Interp {
+    match expect {
+        Expect::Text => Interp {
+            content: text.to_string(),
+            ..Interp::default()
+        },
+        Expect::Json | Expect::Schema(_) => {
+            let schema = match expect {
+                Expect::Schema(s) => Some(s),
+                _ => None,
+            };
+            let parsed = checks::parse(text, schema, validators, repair);
+            let content = match (&parsed.value, parsed.repairs.is_empty()) {
+                (Some(v), false) => v.to_string(),
+                _ => text.to_string(),
+            };
+            Interp {
+                content,
+                violations: parsed.violations,
+                repairs: parsed.repairs,
+                ..Interp::default()
+            }
+        }
+        Expect::Tools {
+            set,
+            answer_schema,
+            json_answer,
+        } => interpret_tools(
+            text,
+            set,
+            answer_schema.as_ref(),
+            *json_answer,
+            validators,
+            repair,
+        ),
+        Expect::Think {
+            answer_schema,
+            json_answer,
+        } => {
+            let schema = crate::format::think::think_schema(answer_schema.as_ref(), *json_answer);
+            let parsed = checks::parse(text, Some(&schema), validators, repair);
+            let mut interp = Interp {
+                content: text.to_string(),
+                violations: parsed.violations,
+                repairs: parsed.repairs,
+                ..Interp::default()
+            };
+            if let Some((thinking, answer)) = parsed
+                .value
+                .as_ref()
+                .and_then(crate::format::think::split_think)
+            {
+                interp.thinking = Some(thinking);
+                interp.content = match answer {
+                    Value::String(s) if answer_schema.is_none() && !json_answer => s,
+                    other => other.to_string(),
+                };
+            }
+            interp
+        }
+    }
+}
+
+fn interpret_tools(
+    text: &str,
+    set: &ToolSet,
+    answer_schema: Option<&Value>,
+    json_answer: bool,
+    validators: &Validators,
+    repair: bool,
+) -> Interp {
+    let parsed = checks::parse(text, None, validators, repair);
+    let mut interp = Interp {
+        repairs: parsed.repairs.clone(),
+        ..Interp::default()
+    };
+    let output = match parsed.value.as_ref().map(|v| set.parse_value(v)) {
+        Some(Ok(output)) => output,
+        Some(Err(e)) => {
+            interp.violations.push(Violation {
+                pointer: String::new(),
+                message: e.to_string(),
+            });
+            interp.content = text.to_string();
+            return interp;
+        }
+        None => {
+            interp.violations = parsed.violations;
+            interp.content = text.to_string();
+            return interp;
+        }
+    };
+    match output {
+        ModelOutput::Calls(calls) => {
+            for mut call in calls {
+                let mut violations = set.check_call(&call, validators);
+                if !violations.is_empty() && repair {
+                    let repaired = set.repair_call(&mut call);
+                    let after = set.check_call(&call, validators);
+                    if after.len() < violations.len() {
+                        interp.repairs.extend(repaired);
+                        violations = after;
+                    }
+                }
+                for v in violations {
+                    interp.violations.push(Violation {
+                        pointer: format!("{}{}", call.name, v.pointer),
+                        message: v.message,
+                    });
+                }
+                interp.calls.push(call);
+            }
+        }
+        ModelOutput::Answer(answer) => {
+            if let Some(schema) = answer_schema {
+                interp.violations = validators.validate(schema, &answer);
+            }
+            interp.content = match answer {
+                Value::String(s) if answer_schema.is_none() && !json_answer => s,
+                other => other.to_string(),
+            };
+        }
+    }
+    interp
+}
+
+/// Messages from the upstream that mean its grammar converter rejected
+/// the schema (Ollama < 0.30 and ≥ 0.30 wordings).
+pub fn is_schema_rejection(e: &ProxyError) -> bool {
+    match e {
+        ProxyError::Upstream { status, message } => {
+            (status.as_u16() == 400 || status.as_u16() == 500)
+                && (message.contains("invalid JSON schema in format")
+                    || message.contains("JSON schema conversion failed")
+                    || message.contains("Unrecognized schema")
+                    || message.contains("Pattern must start with")
+                    || message.contains("Unable to generate parser")
+                    || message.contains("failed to parse grammar")
+                    || message.contains("JSON schema error"))
+        }
+        _ => false,
+    }
+}
+
+/// Run `body` against the upstream until the answer is valid or the
+/// attempts allowed by `vp` are spent.
+pub async fn complete(
+    ctx: &CallCtx,
+    route: Route,
+    mut body: Map<String, Value>,
+    expect: &Expect,
+    vp: &ValidatePolicy,
+    validators: &Validators,
+) -> Result<Completed, ProxyError> {
+    body.insert("stream".into(), Value::Bool(false));
+    let max_attempts = if vp.enabled { 1 + vp.max_retries } else { 1 };
+    let mut attempts = 0u32;
+    let mut degrades = 0u32;
+    let mut best: Option<Completed> = None;
+    while attempts < max_attempts {
+        attempts += 1;
+        let response = match ctx.json(route.path(), &Value::Object(body.clone())).await {
+            Ok(r) => r,
+            Err(e) if vp.degrade && degrades < 2 && is_schema_rejection(&e) => {
+                degrades += 1;
+                attempts -= 1;
+                degrade_format(&mut body);
+                metrics::counter!("augur_format_degraded_total").increment(1);
+                tracing::info!(error = %e, "upstream rejected the schema; retrying with a simpler one");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let text = answer_text(route, &response);
+        let interp = interpret(&text, expect, validators, vp.repair);
+        let valid = interp.violations.is_empty();
+        let truncated = response.get("done_reason").and_then(Value::as_str) == Some("length");
+        let candidate = Completed {
+            response,
+            interp,
+            attempts,
+            invalid: !valid,
+        };
+        if valid {
+            return Ok(candidate);
+        }
+        metrics::counter!("augur_validation_failures_total").increment(1);
+        let better = best
+            .as_ref()
+            .is_none_or(|b| candidate.interp.violations.len() <= b.interp.violations.len());
+        let feedback = checks::feedback(&candidate.interp.violations, truncated);
+        tracing::info!(
+            attempt = attempts,
+            violations = %checks::describe(&candidate.interp.violations),
+            truncated,
+            "answer failed validation"
+        );
+        if attempts < max_attempts {
+            metrics::counter!("augur_retries_total").increment(1);
+            add_feedback(&mut body, route, &text, &feedback, truncated);
+        }
+        if better {
+            best = Some(candidate);
+        }
+    }
+    let mut best = best.ok_or_else(|| ProxyError::Internal("no attempt was made".into()))?;
+    best.attempts = attempts;
+    best.invalid = true;
+    Ok(best)
+}
+
+/// Replace the format with a simpler one: a degraded schema, then "json".
+fn degrade_format(body: &mut Map<String, Value>) {
+    let next = match body.get("format") {
+        Some(schema @ Value::Object(_)) => crate::schema::degrade(schema).unwrap_or(json!("json")),
+        _ => json!("json"),
+    };
+    body.insert("format".into(), next);
+}
+
+/// Ask again: the bad answer and what was wrong with it.
+fn add_feedback(
+    body: &mut Map<String, Value>,
+    route: Route,
+    bad: &str,
+    feedback: &str,
+    truncated: bool,
+) {
+    match route {
+        Route::Chat => {
+            if let Some(Value::Array(messages)) = body.get_mut("messages") {
+                messages.push(json!({"role": "assistant", "content": bad}));
+                messages.push(json!({"role": "user", "content": feedback}));
+            }
+        }
+        Route::Generate => {
+            let prompt = body
+                .get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            body.insert(
+                "prompt".into(),
+                Value::String(format!("{prompt}\n\n{feedback}")),
+            );
+        }
+    }
+    if truncated {
+        let options = body
+            .entry("options")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(options) = options {
+            let current = options
+                .get("num_predict")
+                .and_then(Value::as_i64)
+                .filter(|n| *n > 0)
+                .unwrap_or(512);
+            options.insert("num_predict".into(), json!(current.saturating_mul(2)));
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Stage 6 for transformed requests: augur's own calls to the upstream.
+//!
+//! A transformed request is sent with the client's headers (so auth
+//! forwarded to Ollama and tracing headers still arrive) but with a body
+//! augur wrote. Answers are read line by line; a whole answer is only held
+//! when a feature needs it, bounded by `stream_buffer_limit`.
+
+use std::{
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use futures_util::Stream;
+use http::{HeaderMap, Method, Request, StatusCode, header};
+use http_body::Body as _;
+use http_body_util::BodyExt;
+use serde_json::Value;
+
+use crate::{app::AppState, error::ProxyError, telemetry::Timing, upstream::ClientInfo};
+
+/// What an internal call needs from the client request.
+#[derive(Clone)]
+pub struct CallCtx {
+    pub state: AppState,
+    pub headers: HeaderMap,
+    pub client: Option<ClientInfo>,
+    pub timing: Option<Arc<Timing>>,
+}
+
+impl CallCtx {
+    fn request(&self, path: &str, body: &Value) -> Result<Request<Body>, ProxyError> {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| ProxyError::Internal(format!("serialize upstream body: {e}")))?;
+        let mut req = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .body(Body::from(bytes))
+            .map_err(|e| ProxyError::Internal(format!("build upstream request: {e}")))?;
+        let headers = req.headers_mut();
+        headers.extend(self.headers.clone());
+        headers.remove(header::CONTENT_LENGTH);
+        headers.remove(header::ACCEPT_ENCODING);
+        headers.insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        );
+        Ok(req)
+    }
+
+    /// POST `body` to `path` and read the whole JSON answer (bounded).
+    pub async fn json(&self, path: &str, body: &Value) -> Result<Value, ProxyError> {
+        let req = self.request(path, body)?;
+        let response = self
+            .state
+            .upstream
+            .forward(req, self.client, self.timing.clone())
+            .await?;
+        let status = response.status();
+        let limit = self.state.config.stream_buffer_limit as usize;
+        let bytes = http_body_util::Limited::new(response.into_body(), limit)
+            .collect()
+            .await
+            .map_err(|e| ProxyError::UpstreamProtocol(format!("reading upstream answer: {e}")))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(upstream_error(status, &bytes));
+        }
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            ProxyError::UpstreamProtocol(format!("upstream answer is not JSON: {e}"))
+        })?;
+        if let Some(err) = value.get("error").and_then(Value::as_str) {
+            return Err(ProxyError::Upstream {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                message: err.to_string(),
+            });
+        }
+        Ok(value)
+    }
+
+    /// POST `body` to `path` and read the NDJSON answer line by line.
+    pub async fn lines(&self, path: &str, body: &Value) -> Result<Lines, ProxyError> {
+        let req = self.request(path, body)?;
+        let response = self
+            .state
+            .upstream
+            .forward(req, self.client, self.timing.clone())
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            let limit = 1024 * 1024;
+            let bytes = http_body_util::Limited::new(response.into_body(), limit)
+                .collect()
+                .await
+                .map(|c| c.to_bytes())
+                .unwrap_or_default();
+            return Err(upstream_error(status, &bytes));
+        }
+        Ok(Lines {
+            body: response.into_body(),
+            buf: BytesMut::new(),
+            limit: self.state.config.stream_buffer_limit as usize,
+            done: false,
+        })
+    }
+}
+
+/// The upstream's error answer as a [`ProxyError::Upstream`] with its status.
+pub fn upstream_error(status: StatusCode, body: &[u8]) -> ProxyError {
+    let message = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| match v.get("error") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Object(o)) => o.get("message").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(body).trim().to_string());
+    ProxyError::Upstream { status, message }
+}
+
+/// Parsed NDJSON lines of an upstream stream. An `{"error": ...}` line
+/// becomes an error item; a cut stream becomes an error item too.
+pub struct Lines {
+    body: Body,
+    buf: BytesMut,
+    limit: usize,
+    done: bool,
+}
+
+impl Lines {
+    fn take_line(&mut self) -> Option<Result<Value, ProxyError>> {
+        loop {
+            let pos = self.buf.iter().position(|b| *b == b'\n')?;
+            let line = self.buf.split_to(pos + 1);
+            let text = &line[..pos];
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            return Some(parse_line(text));
+        }
+    }
+}
+
+fn parse_line(text: &[u8]) -> Result<Value, ProxyError> {
+    let value: Value = serde_json::from_slice(text)
+        .map_err(|e| ProxyError::UpstreamProtocol(format!("invalid NDJSON line: {e}")))?;
+    if let Some(err) = value.get("error").and_then(Value::as_str) {
+        return Err(ProxyError::Upstream {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: err.to_string(),
+        });
+    }
+    Ok(value)
+}
+
+impl Stream for Lines {
+    type Item = Result<Value, ProxyError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(item) = this.take_line() {
+                return Poll::Ready(Some(item));
+            }
+            if this.done {
+                if this.buf.iter().all(u8::is_ascii_whitespace) {
+                    return Poll::Ready(None);
+                }
+                let rest = this.buf.split();
+                return Poll::Ready(Some(parse_line(&rest)));
+            }
+            match Pin::new(&mut this.body).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => this.done = true,
+                Poll::Ready(Some(Err(e))) => {
+                    this.done = true;
+                    this.buf.clear();
+                    return Poll::Ready(Some(Err(ProxyError::UpstreamProtocol(format!(
+                        "upstream stream failed: {e}"
+                    )))));
+                }
+                Poll::Ready(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data() {
+                        if this.buf.len() + data.len() > this.limit {
+                            this.done = true;
+                            this.buf.clear();
+                            return Poll::Ready(Some(Err(ProxyError::UpstreamProtocol(
+                                "upstream line exceeds the buffer limit".into(),
+                            ))));
+                        }
+                        this.buf.extend_from_slice(&data);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Bytes of one NDJSON line for `value`, as Ollama writes it.
+pub fn ndjson_line(value: &Value) -> Bytes {
+    let mut s = crate::wire::to_go_json(value);
+    s.push('\n');
+    Bytes::from(s)
+}

@@ -1,0 +1,322 @@
+//! Stages 6-9 for a transformed request: run it whole (validate, repair,
+//! retry) or stream it, and shape the answer as Ollama would.
+
+use futures_util::StreamExt;
+use http::HeaderMap;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::{
+    error::ProxyError,
+    policy::{OnFailure, ValidatePolicy},
+    tools,
+    validate::Validators,
+    wire::created_at_now,
+};
+
+use super::{
+    attempts::{self, Completed, Expect},
+    call::CallCtx,
+    checks,
+    output::{self, CHANNEL, Item, Output, Report},
+    plan::Route,
+};
+
+/// How a streamed, validated answer is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// One JSON object.
+    Whole,
+    /// Held, validated, then sent as chunks.
+    Buffered,
+    /// Streamed as it comes; the outcome is reported in the done chunk.
+    Pass,
+    /// Streamed with incremental tool-call extraction.
+    Tools,
+}
+
+/// Everything a flow needs.
+pub struct Job {
+    pub ctx: CallCtx,
+    pub route: Route,
+    pub body: Map<String, Value>,
+    pub expect: Expect,
+    pub validate: ValidatePolicy,
+    pub validators: Validators,
+    pub emulated: Option<&'static str>,
+}
+
+/// Run `job` and produce its output.
+pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
+    match delivery {
+        Delivery::Whole => {
+            let completed = attempts::complete(
+                &job.ctx,
+                job.route,
+                job.body.clone(),
+                &job.expect,
+                &job.validate,
+                &job.validators,
+            )
+            .await?;
+            let (value, report) = finalize(&job, completed)?;
+            Ok(Output::Full {
+                value,
+                headers: report.headers(),
+            })
+        }
+        Delivery::Buffered => {
+            let completed = attempts::complete(
+                &job.ctx,
+                job.route,
+                job.body.clone(),
+                &job.expect,
+                &job.validate,
+                &job.validators,
+            )
+            .await?;
+            let (value, report) = finalize(&job, completed)?;
+            let (tx, rx) = mpsc::channel(CHANNEL);
+            let route = job.route;
+            tokio::spawn(async move {
+                for chunk in chunks_of(route, &value) {
+                    if !output::send(&tx, Ok(chunk)).await {
+                        return;
+                    }
+                }
+            });
+            Ok(Output::Stream {
+                rx,
+                headers: report.headers(),
+            })
+        }
+        Delivery::Pass => stream_pass(job).await,
+        Delivery::Tools => super::stream_tools::run(job).await,
+    }
+}
+
+/// The client-facing response for a completed run, or 422.
+pub fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report), ProxyError> {
+    let validation_on = job.validate.enabled;
+    if completed.invalid && validation_on && job.validate.on_failure == OnFailure::Error {
+        metrics::counter!("augur_validation_rejected_total").increment(1);
+        return Err(ProxyError::Unprocessable(failure_message(
+            &job.expect,
+            &completed,
+        )));
+    }
+    if !completed.interp.repairs.is_empty() {
+        metrics::counter!("augur_repairs_total").increment(1);
+    }
+    let report = Report {
+        repaired: completed.interp.repairs.clone(),
+        attempts: completed.attempts,
+        invalid: completed.invalid && validation_on,
+        emulated: job.emulated,
+    };
+    let value = shape(job.route, completed);
+    Ok((value, report))
+}
+
+fn failure_message(expect: &Expect, completed: &Completed) -> String {
+    let what = match (expect, completed.interp.calls.first()) {
+        (Expect::Tools { .. }, Some(call)) => {
+            format!("tool call {:?} has invalid arguments", call.name)
+        }
+        (Expect::Tools { .. }, None) => {
+            "the model's answer is not a valid tool call or answer".to_string()
+        }
+        _ => "the model's answer does not match the requested format".to_string(),
+    };
+    format!(
+        "{what} after {} attempt{}: {}",
+        completed.attempts,
+        if completed.attempts == 1 { "" } else { "s" },
+        checks::describe(&completed.interp.violations)
+    )
+}
+
+/// Put the interpreted answer into the upstream's final response object.
+fn shape(route: Route, completed: Completed) -> Value {
+    let Completed {
+        response, interp, ..
+    } = completed;
+    let mut out = Map::new();
+    let Value::Object(fields) = response else {
+        return response;
+    };
+    for (key, value) in fields {
+        match (route, key.as_str()) {
+            (Route::Chat, "message") => {
+                let mut message = Map::new();
+                message.insert("role".into(), json!("assistant"));
+                let content = if interp.calls.is_empty() {
+                    interp.content.clone()
+                } else {
+                    String::new()
+                };
+                message.insert("content".into(), Value::String(content));
+                if let Some(t) = &interp.thinking {
+                    message.insert("thinking".into(), Value::String(t.clone()));
+                }
+                if !interp.calls.is_empty() {
+                    message.insert(
+                        "tool_calls".into(),
+                        tools::ollama_tool_calls(&interp.calls, 0),
+                    );
+                }
+                out.insert(key, Value::Object(message));
+            }
+            (Route::Generate, "response") => {
+                out.insert(key, Value::String(interp.content.clone()));
+                if let Some(t) = &interp.thinking {
+                    out.insert("thinking".into(), Value::String(t.clone()));
+                }
+            }
+            (Route::Generate, "thinking") if interp.thinking.is_some() => {}
+            _ => {
+                out.insert(key, value);
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// A whole response as the chunk sequence Ollama streams: thinking, then
+/// content, then one chunk per tool call, then the done chunk.
+pub fn chunks_of(route: Route, whole: &Value) -> Vec<Value> {
+    let model = whole.get("model").cloned().unwrap_or(Value::Null);
+    let mut chunks = Vec::new();
+    let message = whole.get("message");
+    let text_of = |k: &str| -> String {
+        let v = match route {
+            Route::Chat => message.and_then(|m| m.get(k)),
+            Route::Generate => whole.get(if k == "content" { "response" } else { k }),
+        };
+        v.and_then(Value::as_str).unwrap_or_default().to_string()
+    };
+    let thinking = text_of("thinking");
+    let content = text_of("content");
+    if !thinking.is_empty() {
+        chunks.push(delta_chunk(route, &model, "", Some(&thinking)));
+    }
+    if !content.is_empty() {
+        chunks.push(delta_chunk(route, &model, &content, None));
+    }
+    if let Some(Value::Array(calls)) = message.and_then(|m| m.get("tool_calls")) {
+        for call in calls {
+            chunks.push(json!({
+                "model": model,
+                "created_at": created_at_now(),
+                "message": {"role": "assistant", "content": "", "tool_calls": [call]},
+                "done": false,
+            }));
+        }
+    }
+    let mut done = whole.clone();
+    if let Value::Object(fields) = &mut done {
+        fields.insert("created_at".into(), json!(created_at_now()));
+        match route {
+            Route::Chat => {
+                fields.insert(
+                    "message".into(),
+                    json!({"role": "assistant", "content": ""}),
+                );
+            }
+            Route::Generate => {
+                fields.insert("response".into(), json!(""));
+                fields.remove("thinking");
+            }
+        }
+    }
+    chunks.push(done);
+    chunks
+}
+
+/// One `done: false` chunk carrying text.
+pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<&str>) -> Value {
+    let mut chunk = Map::new();
+    chunk.insert("model".into(), model.clone());
+    chunk.insert("created_at".into(), json!(created_at_now()));
+    match route {
+        Route::Chat => {
+            let mut message = Map::new();
+            message.insert("role".into(), json!("assistant"));
+            message.insert("content".into(), json!(content));
+            if let Some(t) = thinking {
+                message.insert("thinking".into(), json!(t));
+            }
+            chunk.insert("message".into(), Value::Object(message));
+        }
+        Route::Generate => {
+            chunk.insert("response".into(), json!(content));
+            if let Some(t) = thinking {
+                chunk.insert("thinking".into(), json!(t));
+            }
+        }
+    }
+    chunk.insert("done".into(), json!(false));
+    Value::Object(chunk)
+}
+
+/// Stream as the upstream produces; validate the whole at the end and
+/// report it in the done chunk (`augur_validation`, `augur_violations`).
+async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
+    let mut body = job.body.clone();
+    body.insert("stream".into(), Value::Bool(true));
+    let mut lines = job
+        .ctx
+        .lines(job.route.path(), &Value::Object(body))
+        .await?;
+    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    let limit = job.ctx.state.config.stream_buffer_limit as usize;
+    tokio::spawn(async move {
+        let mut text = String::new();
+        let mut overflow = false;
+        while let Some(item) = lines.next().await {
+            let mut chunk = match item {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
+            };
+            let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
+            let piece = attempts::answer_text(job.route, &chunk);
+            if text.len() + piece.len() <= limit {
+                text.push_str(&piece);
+            } else {
+                overflow = true;
+            }
+            if done && !matches!(job.expect, Expect::Text) {
+                let verdict = if overflow {
+                    json!("unchecked")
+                } else {
+                    let interp = attempts::interpret(&text, &job.expect, &job.validators, false);
+                    if interp.violations.is_empty() {
+                        json!("valid")
+                    } else {
+                        metrics::counter!("augur_validation_failures_total").increment(1);
+                        if let Value::Object(f) = &mut chunk {
+                            f.insert(
+                                "augur_violations".into(),
+                                json!(checks::describe(&interp.violations)),
+                            );
+                        }
+                        json!("invalid")
+                    }
+                };
+                if let Value::Object(f) = &mut chunk {
+                    f.insert("augur_validation".into(), verdict);
+                }
+            }
+            if !output::send(&tx, Ok(chunk)).await || done {
+                return;
+            }
+        }
+    });
+    Ok(Output::Stream {
+        rx,
+        headers: HeaderMap::new(),
+    })
+}

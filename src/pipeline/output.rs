@@ -1,0 +1,114 @@
+//! Stage 9: what a transformed request answers, and how it is written.
+//!
+//! The chat and generate flows produce Ollama-shaped values: one whole
+//! response, or a channel of chunks. Renderers turn them into bytes: NDJSON
+//! here (one line per chunk, flushed as it comes), OpenAI's shapes in
+//! [`super::openai`].
+
+use axum::{body::Body, response::Response};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::error::ProxyError;
+
+/// A chunk or the error that ends a stream.
+pub type Item = Result<Value, ProxyError>;
+
+/// What a transformed request produced.
+pub enum Output {
+    /// One whole Ollama response object.
+    Full { value: Value, headers: HeaderMap },
+    /// Ollama chunks as they are produced; the last one has `done: true`.
+    Stream {
+        rx: mpsc::Receiver<Item>,
+        headers: HeaderMap,
+    },
+}
+
+/// Capacity of a chunk channel: small, so a slow client slows the producer.
+pub const CHANNEL: usize = 32;
+
+/// Render an [`Output`] in Ollama's wire format.
+pub fn ndjson(output: Output) -> Response {
+    match output {
+        Output::Full { value, headers } => json_response(StatusCode::OK, &value, headers),
+        Output::Stream { rx, headers } => {
+            let stream = futures_util::stream::unfold(Some(rx), |rx| async move {
+                let mut rx = rx?;
+                match rx.recv().await {
+                    Some(Ok(chunk)) => Some((
+                        Ok::<Bytes, std::io::Error>(super::call::ndjson_line(&chunk)),
+                        Some(rx),
+                    )),
+                    Some(Err(e)) => Some((Ok(e.stream_line()), None)),
+                    None => None,
+                }
+            });
+            let mut response = Response::new(Body::from_stream(stream.boxed()));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-ndjson"),
+            );
+            response.headers_mut().extend(headers);
+            response
+        }
+    }
+}
+
+/// A JSON response the way Ollama's handlers write one (`c.JSON`).
+pub fn json_response(status: StatusCode, value: &Value, headers: HeaderMap) -> Response {
+    let mut response = Response::new(Body::from(crate::wire::to_go_json(value)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    response.headers_mut().extend(headers);
+    response
+}
+
+/// Headers that report what augur did: `X-Augur-Repaired`,
+/// `X-Augur-Attempts`, `X-Augur-Validation`.
+#[derive(Debug, Default, Clone)]
+pub struct Report {
+    pub repaired: Vec<String>,
+    pub attempts: u32,
+    pub invalid: bool,
+    pub emulated: Option<&'static str>,
+}
+
+impl Report {
+    /// The `X-Augur-*` headers for this report.
+    pub fn headers(&self) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if !self.repaired.is_empty() {
+            let mut seen: Vec<&str> = Vec::new();
+            for r in &self.repaired {
+                if !seen.contains(&r.as_str()) {
+                    seen.push(r);
+                }
+            }
+            if let Ok(v) = HeaderValue::from_str(&seen.join(", ")) {
+                h.insert("x-augur-repaired", v);
+            }
+        }
+        if self.attempts > 1 {
+            h.insert("x-augur-attempts", HeaderValue::from(self.attempts));
+        }
+        if self.invalid {
+            h.insert("x-augur-validation", HeaderValue::from_static("invalid"));
+        }
+        if let Some(what) = self.emulated {
+            h.insert("x-augur-emulated", HeaderValue::from_static(what));
+        }
+        h
+    }
+}
+
+/// Send `item` unless the client has gone; false = stop producing.
+pub async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
+    tx.send(item).await.is_ok()
+}

@@ -1,0 +1,172 @@
+//! Stages 4-5 decided: what augur changes about a chat or generate request
+//! (normalize `format`, emulate tools, emulate thinking, validate), or
+//! that it changes nothing and the bytes pass through.
+
+use serde_json::{Map, Value};
+
+use crate::{
+    error::ProxyError,
+    format::{self, Format},
+    policy::{EmulateTools, FormatApply, ModelPolicy, StreamMode},
+    tools::{ToolChoice, ToolSet},
+};
+
+use super::capabilities::Capabilities;
+
+/// Which native route a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Chat,
+    Generate,
+}
+
+impl Route {
+    /// The upstream path.
+    pub fn path(self) -> &'static str {
+        match self {
+            Route::Chat => "/api/chat",
+            Route::Generate => "/api/generate",
+        }
+    }
+}
+
+/// Tool emulation settings for one request.
+pub struct ToolPlan {
+    pub set: ToolSet,
+    pub choice: ToolChoice,
+    pub parallel: bool,
+}
+
+/// What augur does to one request.
+pub struct Plan {
+    pub tools: Option<ToolPlan>,
+    /// `tool_choice: "none"`: the tools are removed and the model answers.
+    pub strip_tools: bool,
+    /// The normalized format (after a named-schema policy).
+    pub format: Option<Format>,
+    pub format_changed: bool,
+    /// Thinking is emulated with a reasoning field.
+    pub think: bool,
+    /// The answer is validated (and repaired, retried).
+    pub validate: bool,
+    /// Whether a streamed answer is held for validation.
+    pub stream_mode: StreamMode,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+}
+
+impl Plan {
+    /// Nothing to change: forward the client's bytes.
+    pub fn is_passthrough(&self) -> bool {
+        self.tools.is_none()
+            && !self.strip_tools
+            && !self.format_changed
+            && !self.think
+            && !self.validate
+    }
+}
+
+/// Whether a JSON value is "truthy" for `think` (true or a level string).
+fn think_requested(body: &Map<String, Value>) -> bool {
+    match body.get("think") {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.is_empty(),
+        _ => false,
+    }
+}
+
+/// Ollama's default: stream unless `"stream": false`.
+pub fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
+    match body.get("stream") {
+        Some(Value::Bool(b)) => *b,
+        _ => default,
+    }
+}
+
+/// Decide what to do with a request for `model`.
+pub async fn decide(
+    route: Route,
+    body: &Map<String, Value>,
+    model: &str,
+    policy: &ModelPolicy,
+    caps: &Capabilities,
+    stream_default: bool,
+) -> Result<Plan, ProxyError> {
+    let stream = wants_stream(body, stream_default);
+    let normalized =
+        format::normalize(body.get("format")).map_err(|e| ProxyError::BadRequest(e.to_string()))?;
+    let (format, mut format_changed) = apply_named_format(normalized.format, policy);
+    format_changed |= normalized.changed;
+
+    let declared_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .filter(|t| !t.is_empty() && route == Route::Chat);
+    let mut tools = None;
+    let mut strip_tools = false;
+    if let Some(declared) = declared_tools {
+        let choice = ToolChoice::parse(body.get("tool_choice"))
+            .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
+        if choice == ToolChoice::None {
+            strip_tools = true;
+        } else {
+            let emulate = match policy.emulate_tools {
+                EmulateTools::Always => true,
+                EmulateTools::Never => false,
+                EmulateTools::Auto => {
+                    !caps.has(model, "tools").await? || !matches!(choice, ToolChoice::Auto)
+                }
+            };
+            if emulate {
+                let set = ToolSet::from_request(declared)
+                    .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
+                let parallel = policy.parallel_tool_calls
+                    && body.get("parallel_tool_calls") != Some(&Value::Bool(false));
+                tools = Some(ToolPlan {
+                    set,
+                    choice,
+                    parallel,
+                });
+            }
+        }
+    }
+
+    let think = tools.is_none()
+        && policy.think_emulation
+        && think_requested(body)
+        && (format.is_some() || !caps.has(model, "thinking").await?);
+
+    let validate = policy.validate.enabled && (format.is_some() || tools.is_some() || think);
+    let stream_mode = policy.validate.stream.unwrap_or(match &format {
+        Some(Format::Schema(_)) => StreamMode::Buffer,
+        _ => StreamMode::Pass,
+    });
+    Ok(Plan {
+        tools,
+        strip_tools,
+        format,
+        format_changed,
+        think,
+        validate,
+        stream_mode,
+        stream,
+    })
+}
+
+/// A policy-bound schema replaces the client's format per `apply`.
+fn apply_named_format(format: Option<Format>, policy: &ModelPolicy) -> (Option<Format>, bool) {
+    let Some(named) = &policy.format else {
+        return (format, false);
+    };
+    let replace = match (named.apply, &format) {
+        (FormatApply::Always, _) => true,
+        (FormatApply::WhenJson, Some(Format::Json)) => true,
+        (FormatApply::WhenMissing, None) => true,
+        _ => false,
+    };
+    if replace {
+        (Some(Format::Schema((*named.schema).clone())), true)
+    } else {
+        (format, false)
+    }
+}

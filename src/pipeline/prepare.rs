@@ -1,0 +1,103 @@
+//! Stages 4-5 applied: the body augur sends upstream for a planned
+//! request, and what it then expects the model's text to be.
+
+use serde_json::{Map, Value, json};
+
+use crate::{error::ProxyError, format::Format, schema, tools};
+
+use super::{
+    attempts::Expect,
+    plan::{Plan, Route},
+};
+
+/// Rewrite the client's body per `plan`.
+pub fn prepare(
+    route: Route,
+    client: &Map<String, Value>,
+    plan: Plan,
+) -> Result<(Map<String, Value>, Expect), ProxyError> {
+    let mut body = client.clone();
+    body.remove("tool_choice");
+    body.remove("parallel_tool_calls");
+    let (answer_schema, json_answer) = match &plan.format {
+        Some(Format::Schema(s)) => (Some(s.clone()), false),
+        Some(Format::Json) => (None, true),
+        None => (None, false),
+    };
+    let grammar_answer = match &answer_schema {
+        Some(s) => Some(
+            schema::sanitize(s)
+                .map_err(|e| ProxyError::BadRequest(format!("invalid format schema: {e}")))?
+                .schema,
+        ),
+        None if json_answer => Some(json!({"type": "object"})),
+        None => None,
+    };
+
+    if let Some(tp) = plan.tools {
+        body.remove("tools");
+        body.remove("think");
+        body.insert(
+            "format".into(),
+            tools::build_format(&tp.set, &tp.choice, tp.parallel, grammar_answer.as_ref()),
+        );
+        let instruction = tools::instruction(&tp.set, &tp.choice, tp.parallel);
+        let messages = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        body.insert(
+            "messages".into(),
+            Value::Array(tools::rewrite_messages(&messages, &instruction)),
+        );
+        let expect = Expect::Tools {
+            set: tp.set,
+            answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),
+            json_answer,
+        };
+        return Ok((body, expect));
+    }
+
+    if plan.strip_tools {
+        body.remove("tools");
+    }
+    if plan.think {
+        body.remove("think");
+        body.insert(
+            "format".into(),
+            crate::format::think::think_schema(grammar_answer.as_ref(), json_answer),
+        );
+        return Ok((
+            body,
+            Expect::Think {
+                answer_schema,
+                json_answer,
+            },
+        ));
+    }
+    let expect = match (plan.format, grammar_answer) {
+        (Some(Format::Schema(original)), Some(sanitized)) => {
+            body.insert("format".into(), sanitized);
+            if plan.validate {
+                Expect::Schema(original)
+            } else {
+                Expect::Text
+            }
+        }
+        (Some(Format::Json), _) => {
+            body.insert("format".into(), json!("json"));
+            if plan.validate {
+                Expect::Json
+            } else {
+                Expect::Text
+            }
+        }
+        _ => {
+            body.remove("format");
+            Expect::Text
+        }
+    };
+    let _ = route;
+    Ok((body, expect))
+}

@@ -1,0 +1,202 @@
+//! Emulated tool calling, streamed: the model's constrained JSON is read
+//! as it arrives; answer text goes to the client token by token, each tool
+//! call as soon as it is complete and valid, then the done chunk — the
+//! chunk sequence Ollama produces for a natively tool-capable model.
+//!
+//! An invalid call before anything was sent falls back to the whole-answer
+//! path (repair, retry with feedback) and streams its result.
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::{
+    error::ProxyError,
+    policy::OnFailure,
+    tools::{self, StreamEvent, StreamExtractor, ToolCall},
+    wire::created_at_now,
+};
+
+use super::{
+    attempts::{self, Expect},
+    call::Lines,
+    checks,
+    flows::{self, Job},
+    output::{self, CHANNEL, Item, Output, Report},
+    plan::Route,
+};
+
+/// Start the streamed emulation.
+pub async fn run(job: Job) -> Result<Output, ProxyError> {
+    let mut body = job.body.clone();
+    body.insert("stream".into(), Value::Bool(true));
+    let lines = job
+        .ctx
+        .lines(Route::Chat.path(), &Value::Object(body))
+        .await?;
+    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    let report = Report {
+        emulated: job.emulated,
+        ..Report::default()
+    };
+    tokio::spawn(async move {
+        if let Err(e) = pump(&job, lines, &tx).await {
+            let _ = tx.send(Err(e)).await;
+        }
+    });
+    Ok(Output::Stream {
+        rx,
+        headers: report.headers(),
+    })
+}
+
+struct Progress {
+    sent_anything: bool,
+    next_index: usize,
+    raw: String,
+    invalid: bool,
+}
+
+async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
+    let Expect::Tools { set, .. } = &job.expect else {
+        return Err(ProxyError::Internal("tool stream without tools".into()));
+    };
+    let mut extractor = StreamExtractor::new();
+    let mut p = Progress {
+        sent_anything: false,
+        next_index: 0,
+        raw: String::new(),
+        invalid: false,
+    };
+    while let Some(item) = lines.next().await {
+        let chunk = item?;
+        let model = chunk.get("model").cloned().unwrap_or(Value::Null);
+        let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
+        let delta = attempts::answer_text(Route::Chat, &chunk);
+        p.raw.push_str(&delta);
+        let mut events = extractor.feed(&delta);
+        if done {
+            let rest = std::mem::take(&mut extractor);
+            match rest.finish() {
+                Ok(more) => events.extend(more),
+                Err(e) if !p.sent_anything => {
+                    tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
+                    return fallback(job, tx).await;
+                }
+                Err(e) => {
+                    return Err(ProxyError::Unprocessable(format!(
+                        "the model's answer is not a valid tool call or answer: {e}"
+                    )));
+                }
+            }
+        }
+        for event in events {
+            match event {
+                StreamEvent::AnswerDelta(text) => {
+                    if text.is_empty() {
+                        continue;
+                    }
+                    p.sent_anything = true;
+                    let c = flows::delta_chunk(Route::Chat, &model, &text, None);
+                    if !output::send(tx, Ok(c)).await {
+                        return Ok(());
+                    }
+                }
+                StreamEvent::Call(call) => {
+                    let Some(call) = checked_call(job, set, call, &mut p)? else {
+                        return fallback(job, tx).await;
+                    };
+                    let calls = tools::ollama_tool_calls(std::slice::from_ref(&call), p.next_index);
+                    p.next_index += 1;
+                    p.sent_anything = true;
+                    let c = json!({
+                        "model": model,
+                        "created_at": created_at_now(),
+                        "message": {"role": "assistant", "content": "", "tool_calls": calls},
+                        "done": false,
+                    });
+                    if !output::send(tx, Ok(c)).await {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if done {
+            let mut last = chunk;
+            if let Value::Object(f) = &mut last {
+                f.insert("created_at".into(), json!(created_at_now()));
+                f.insert(
+                    "message".into(),
+                    json!({"role": "assistant", "content": ""}),
+                );
+                if p.invalid {
+                    f.insert("augur_validation".into(), json!("invalid"));
+                }
+            }
+            let _ = output::send(tx, Ok(last)).await;
+            return Ok(());
+        }
+    }
+    Err(ProxyError::UpstreamProtocol(
+        "upstream stream ended without a done chunk".into(),
+    ))
+}
+
+/// Validate (and repair) one completed call. `Ok(None)` = fall back to the
+/// whole-answer path.
+fn checked_call(
+    job: &Job,
+    set: &tools::ToolSet,
+    mut call: ToolCall,
+    p: &mut Progress,
+) -> Result<Option<ToolCall>, ProxyError> {
+    let mut violations = set.check_call(&call, &job.validators);
+    if !violations.is_empty() && job.validate.repair {
+        let repaired = set.repair_call(&mut call);
+        let after = set.check_call(&call, &job.validators);
+        if after.len() < violations.len() {
+            violations = after;
+            if !repaired.is_empty() {
+                metrics::counter!("augur_repairs_total").increment(1);
+            }
+        }
+    }
+    if violations.is_empty() || !job.validate.enabled {
+        return Ok(Some(call));
+    }
+    if !p.sent_anything && job.validate.max_retries > 0 {
+        return Ok(None);
+    }
+    match job.validate.on_failure {
+        OnFailure::Error => Err(ProxyError::Unprocessable(format!(
+            "tool call {:?} has invalid arguments: {}",
+            call.name,
+            checks::describe(&violations)
+        ))),
+        OnFailure::Pass => {
+            p.invalid = true;
+            Ok(Some(call))
+        }
+    }
+}
+
+/// Nothing was sent yet: answer through the whole-answer path (repair,
+/// retries) and stream its chunks.
+async fn fallback(job: &Job, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
+    let completed = attempts::complete(
+        &job.ctx,
+        Route::Chat,
+        job.body.clone(),
+        &job.expect,
+        &job.validate,
+        &job.validators,
+    )
+    .await?;
+    let (value, _report) = flows::finalize(job, completed)?;
+    for chunk in flows::chunks_of(Route::Chat, &value) {
+        if !output::send(tx, Ok(chunk)).await {
+            break;
+        }
+    }
+    Ok(())
+}
