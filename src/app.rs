@@ -84,6 +84,18 @@ pub fn router(state: AppState) -> Router {
             "/api/generate",
             post(native::generate).fallback(passthrough::handle),
         )
+        .route(
+            "/v1/chat/completions",
+            post(crate::pipeline::openai::chat_completions).fallback(passthrough::handle),
+        )
+        .route(
+            "/api/show",
+            post(crate::pipeline::advertise::show).fallback(passthrough::handle),
+        )
+        .route(
+            "/api/tags",
+            axum::routing::get(crate::pipeline::advertise::tags).fallback(passthrough::handle),
+        )
         .fallback(passthrough::handle)
         .with_state(state)
         .layer(middleware::from_fn(crate::telemetry::layer))

@@ -48,6 +48,9 @@ async fn handle_inner(state: AppState, req: Request) -> Result<Response, ProxyEr
         let admission = gate::admit(&state, &parts, class, model.as_deref()).await?;
         let req = Request::from_parts(parts, Body::from(bytes));
         let response = forward(&state, req).await?;
+        if response.status().is_success() && changes_models(&path) {
+            state.capabilities.invalidate_all();
+        }
         return Ok(gate::hold_until_done(response, admission));
     }
     let (parts, body) = req.into_parts();
@@ -65,6 +68,14 @@ async fn handle_inner(state: AppState, req: Request) -> Result<Response, ProxyEr
         other => other,
     })?;
     Ok(gate::hold_until_done(response, admission))
+}
+
+/// Routes after which cached model capabilities may be stale.
+fn changes_models(path: &str) -> bool {
+    matches!(
+        path,
+        "/api/pull" | "/api/create" | "/api/copy" | "/api/delete"
+    )
 }
 
 /// Forward `req` to the upstream, with the client's address and timing.

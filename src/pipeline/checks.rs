@@ -20,10 +20,7 @@ pub struct Parsed {
 /// Parse `text` as JSON and validate it against `schema` (`None` = any
 /// JSON object, as JSON mode promises).
 pub fn parse(text: &str, schema: Option<&Value>, validators: &Validators, repair: bool) -> Parsed {
-    let value = match serde_json::from_str::<Value>(text.trim()) {
-        Ok(v) => Some(v),
-        Err(_) => None,
-    };
+    let value = serde_json::from_str::<Value>(text.trim()).ok();
     let _ = repair;
     match value {
         None => Parsed {

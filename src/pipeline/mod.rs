@@ -2,6 +2,7 @@
 //! `/v1/chat/completions`, and the capability-bearing `/api/show` and
 //! `/api/tags`.
 
+pub mod advertise;
 pub mod attempts;
 pub mod call;
 pub mod capabilities;
@@ -9,6 +10,7 @@ pub mod checks;
 pub mod flows;
 pub mod gate;
 pub mod native;
+pub mod openai;
 pub mod output;
 pub mod plan;
 pub mod prepare;

@@ -158,12 +158,12 @@ fn apply_named_format(format: Option<Format>, policy: &ModelPolicy) -> (Option<F
     let Some(named) = &policy.format else {
         return (format, false);
     };
-    let replace = match (named.apply, &format) {
-        (FormatApply::Always, _) => true,
-        (FormatApply::WhenJson, Some(Format::Json)) => true,
-        (FormatApply::WhenMissing, None) => true,
-        _ => false,
-    };
+    let replace = matches!(
+        (named.apply, &format),
+        (FormatApply::Always, _)
+            | (FormatApply::WhenJson, Some(Format::Json))
+            | (FormatApply::WhenMissing, None)
+    );
     if replace {
         (Some(Format::Schema((*named.schema).clone())), true)
     } else {

@@ -1,0 +1,134 @@
+//! `POST /api/show` and `GET /api/tags`: when augur emulates tools for a
+//! model, its capabilities gain "tools", so clients that check before
+//! offering tools (editors, agent frameworks) enable them. Nothing else in
+//! the answer changes; when nothing needs adding, the bytes pass through.
+
+use axum::{
+    body::Body,
+    extract::{Request, State},
+    response::Response,
+};
+use http::header;
+use http_body_util::BodyExt;
+use serde_json::Value;
+
+use crate::{
+    app::AppState,
+    error::{Flavor, ProxyError},
+    policy::{EmulateTools, Policy},
+};
+
+use super::{
+    gate::{self, RouteClass},
+    native,
+};
+
+/// `POST /api/show`.
+pub async fn show(State(state): State<AppState>, req: Request) -> Response {
+    handle(state, req, true)
+        .await
+        .unwrap_or_else(|e| e.into_response_for(Flavor::Ollama))
+}
+
+/// `GET /api/tags`.
+pub async fn tags(State(state): State<AppState>, req: Request) -> Response {
+    handle(state, req, false)
+        .await
+        .unwrap_or_else(|e| e.into_response_for(Flavor::Ollama))
+}
+
+async fn handle(state: AppState, req: Request, is_show: bool) -> Result<Response, ProxyError> {
+    let parsed = native::read(&state, req).await?;
+    let admission = gate::admit(
+        &state,
+        &parsed.parts,
+        RouteClass::Meta,
+        parsed.model.as_deref(),
+    )
+    .await?;
+    let requested = parsed.model.clone();
+    let response = native::forward_bytes(&state, parsed).await?;
+    if !response.status().is_success() {
+        return Ok(gate::hold_until_done(response, admission));
+    }
+    let (mut parts, body) = response.into_parts();
+    let limit = state.config.stream_buffer_limit as usize;
+    let bytes = http_body_util::Limited::new(body, limit)
+        .collect()
+        .await
+        .map_err(|e| ProxyError::UpstreamProtocol(format!("reading upstream answer: {e}")))?
+        .to_bytes();
+    let policy = state.policy();
+    let rewritten = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|mut v| {
+            let changed = if is_show {
+                let model = requested.as_deref().unwrap_or_default();
+                add_tools(&policy, model, &mut v)
+            } else {
+                let mut changed = false;
+                if let Some(Value::Array(models)) = v.get_mut("models") {
+                    for m in models {
+                        let name = m
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string();
+                        changed |= add_tools(&policy, &name, m);
+                    }
+                }
+                changed
+            };
+            changed.then(|| crate::wire::to_go_json(&v))
+        });
+    let body = match rewritten {
+        Some(text) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Body::from(text)
+        }
+        None => Body::from(bytes),
+    };
+    Ok(gate::hold_until_done(
+        Response::from_parts(parts, body),
+        admission,
+    ))
+}
+
+/// Add "tools" to `entry.capabilities` when augur emulates tools for
+/// `model`. Returns whether it changed anything.
+fn add_tools(policy: &Policy, model: &str, entry: &mut Value) -> bool {
+    let mp = policy.model(model);
+    if !mp.advertise_capabilities || mp.emulate_tools == EmulateTools::Never {
+        return false;
+    }
+    let Some(Value::Array(caps)) = entry.get_mut("capabilities") else {
+        return false;
+    };
+    let has = |c: &str| caps.iter().any(|v| v.as_str() == Some(c));
+    if has("tools") || !has("completion") {
+        return false;
+    }
+    caps.push(Value::String("tools".into()));
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tools_are_added_only_to_completion_models_without_them() {
+        let p = Policy::permissive();
+        let mut gemma = json!({"capabilities": ["completion", "vision"]});
+        assert!(add_tools(&p, "gemma3", &mut gemma));
+        assert_eq!(
+            gemma["capabilities"],
+            json!(["completion", "vision", "tools"])
+        );
+        let mut llama = json!({"capabilities": ["completion", "tools"]});
+        assert!(!add_tools(&p, "llama3.2", &mut llama));
+        let mut embed = json!({"capabilities": ["embedding"]});
+        assert!(!add_tools(&p, "nomic", &mut embed));
+    }
+}

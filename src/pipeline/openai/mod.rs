@@ -1,0 +1,94 @@
+//! `POST /v1/chat/completions`: tool emulation and `response_format`
+//! repair for OpenAI clients. The request is translated to Ollama's
+//! `/api/chat`, run through the same stages as a native request, and the
+//! answer translated back. Requests augur has nothing to change about are
+//! forwarded byte for byte to the upstream's own OpenAI layer.
+
+pub mod request;
+pub mod response;
+
+use std::sync::Arc;
+
+use axum::{
+    extract::{Request, State},
+    response::Response,
+};
+
+use crate::{
+    app::AppState,
+    error::{Flavor, ProxyError},
+    telemetry::Timing,
+};
+
+use super::{
+    flows::{self, Job},
+    gate::{self, RouteClass},
+    native,
+    plan::{self, Route},
+    prepare,
+};
+
+/// `POST /v1/chat/completions`.
+pub async fn chat_completions(State(state): State<AppState>, req: Request) -> Response {
+    handle(state, req)
+        .await
+        .unwrap_or_else(|e| e.into_response_for(Flavor::OpenAi))
+}
+
+async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
+    let parsed = native::read(&state, req).await?;
+    let model = parsed.model.clone();
+    if let (Some(m), Some(t)) = (&model, parsed.parts.extensions.get::<Arc<Timing>>()) {
+        t.set_model(m);
+    }
+    let admission = gate::admit(&state, &parsed.parts, RouteClass::Model, model.as_deref()).await?;
+    let (Some(body), Some(model)) = (parsed.body.as_ref(), model) else {
+        let response = native::forward_bytes(&state, parsed).await?;
+        return Ok(gate::hold_until_done(response, admission));
+    };
+    let needs_look = body
+        .get("tools")
+        .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+        || body.get("response_format").is_some_and(|f| !f.is_null());
+    if !needs_look {
+        let response = native::forward_bytes(&state, parsed).await?;
+        return Ok(gate::hold_until_done(response, admission));
+    }
+    let translated = request::translate(body)?;
+    let policy = state.policy();
+    let model_policy = policy.model(&model);
+    let plan = plan::decide(
+        Route::Chat,
+        &translated.body,
+        &model,
+        &model_policy,
+        &state.capabilities,
+        false,
+    )
+    .await?;
+    if plan.tools.is_none() && !plan.validate && !plan.strip_tools && !plan.think {
+        let response = native::forward_bytes(&state, parsed).await?;
+        return Ok(gate::hold_until_done(response, admission));
+    }
+    let emulated = plan.tools.as_ref().map(|_| "tools");
+    if emulated.is_some() {
+        metrics::counter!("augur_emulations_total", "kind" => "tools").increment(1);
+    }
+    let delivery = native::delivery_for(&plan);
+    let (upstream_body, expect) = prepare::prepare(Route::Chat, &translated.body, plan)?;
+    let job = Job {
+        ctx: native::call_ctx(&state, &parsed.parts),
+        route: Route::Chat,
+        body: upstream_body,
+        expect,
+        validate: model_policy.validate.clone(),
+        validators: state.validators.clone(),
+        emulated,
+    };
+    let out = flows::run(job, delivery).await?;
+    let meta = response::Meta::new(&translated.model, translated.include_usage);
+    Ok(gate::hold_until_done(
+        response::render(meta, out),
+        admission,
+    ))
+}

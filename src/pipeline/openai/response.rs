@@ -1,0 +1,291 @@
+//! Ollama chat answers → OpenAI `chat.completion` objects and
+//! `chat.completion.chunk` SSE events, as Ollama's OpenAI layer writes
+//! them (tool calls whole in one delta, a separate finish chunk, an
+//! optional usage chunk, then `data: [DONE]`).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::{body::Body, response::Response};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{HeaderValue, header};
+use serde_json::{Map, Value, json};
+
+use crate::{
+    error::{Flavor, error_body},
+    pipeline::output::Output,
+};
+
+/// Fixed values of one answer.
+#[derive(Clone)]
+pub struct Meta {
+    pub id: String,
+    pub created: u64,
+    pub model: String,
+    pub include_usage: bool,
+}
+
+impl Meta {
+    /// A new id and timestamp for `model`.
+    pub fn new(model: &str, include_usage: bool) -> Self {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let n = uuid::Uuid::new_v4().as_u128() % 999;
+        Self {
+            id: format!("chatcmpl-{n}"),
+            created: now,
+            model: model.to_string(),
+            include_usage,
+        }
+    }
+}
+
+fn finish_reason(done_reason: Option<&str>, has_calls: bool) -> &'static str {
+    match done_reason {
+        Some("length") => "length",
+        _ if has_calls => "tool_calls",
+        _ => "stop",
+    }
+}
+
+fn usage(v: &Value) -> Value {
+    let p = v
+        .get("prompt_eval_count")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let c = v.get("eval_count").and_then(Value::as_u64).unwrap_or(0);
+    json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c})
+}
+
+/// OpenAI tool calls from Ollama ones (arguments as a JSON string).
+fn tool_calls(message: &Value) -> Option<Value> {
+    let calls = message.get("tool_calls")?.as_array()?;
+    let out: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let f = c.get("function").cloned().unwrap_or(Value::Null);
+            let index = f.get("index").and_then(Value::as_u64).unwrap_or(i as u64);
+            let arguments = f.get("arguments").map(Value::to_string).unwrap_or_else(|| "{}".into());
+            json!({
+                "id": c.get("id").cloned().unwrap_or_else(|| json!(format!("call_{index}"))),
+                "index": index,
+                "type": "function",
+                "function": {"name": f.get("name").cloned().unwrap_or(Value::Null), "arguments": arguments}
+            })
+        })
+        .collect();
+    Some(Value::Array(out))
+}
+
+fn message_of(ollama_message: &Value, delta: bool) -> Value {
+    let mut m = Map::new();
+    if !delta {
+        m.insert("role".into(), json!("assistant"));
+    }
+    let content = ollama_message
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !delta || !content.is_empty() {
+        m.insert("content".into(), json!(content));
+    }
+    if let Some(t) = ollama_message
+        .get("thinking")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
+        m.insert("reasoning".into(), json!(t));
+    }
+    if let Some(calls) = tool_calls(ollama_message) {
+        m.insert("tool_calls".into(), calls);
+    }
+    Value::Object(m)
+}
+
+/// A whole Ollama chat response as a `chat.completion`.
+pub fn completion(meta: &Meta, v: &Value) -> Value {
+    let message = v.get("message").cloned().unwrap_or(Value::Null);
+    let has_calls = message.get("tool_calls").is_some();
+    json!({
+        "id": meta.id,
+        "object": "chat.completion",
+        "created": meta.created,
+        "model": meta.model,
+        "system_fingerprint": "fp_ollama",
+        "choices": [{
+            "index": 0,
+            "message": message_of(&message, false),
+            "finish_reason": finish_reason(v.get("done_reason").and_then(Value::as_str), has_calls),
+        }],
+        "usage": usage(v),
+    })
+}
+
+fn chunk(meta: &Meta, delta: Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": meta.id,
+        "object": "chat.completion.chunk",
+        "created": meta.created,
+        "model": meta.model,
+        "system_fingerprint": "fp_ollama",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    })
+}
+
+fn event(v: &Value) -> Bytes {
+    Bytes::from(format!("data: {}\n\n", crate::wire::to_go_json(v)))
+}
+
+/// State carried across the chunks of one stream.
+struct StreamState {
+    meta: Meta,
+    first: bool,
+    saw_calls: bool,
+}
+
+impl StreamState {
+    fn events(&mut self, v: &Value) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        let message = v.get("message").cloned().unwrap_or(Value::Null);
+        let done = v.get("done").and_then(Value::as_bool) == Some(true);
+        let mut delta = message_of(&message, true);
+        if let Value::Object(d) = &mut delta {
+            if d.contains_key("tool_calls") {
+                self.saw_calls = true;
+            }
+            if !d.is_empty() || (self.first && !done) {
+                if self.first {
+                    let mut with_role = Map::new();
+                    with_role.insert("role".into(), json!("assistant"));
+                    with_role.extend(std::mem::take(d));
+                    *d = with_role;
+                    self.first = false;
+                }
+                out.push(event(&chunk(&self.meta, delta.clone(), None)));
+            }
+        }
+        if done {
+            let reason =
+                finish_reason(v.get("done_reason").and_then(Value::as_str), self.saw_calls);
+            out.push(event(&chunk(&self.meta, json!({}), Some(reason))));
+            if self.meta.include_usage {
+                let mut u = chunk(&self.meta, json!({}), None);
+                if let Value::Object(f) = &mut u {
+                    f.insert("choices".into(), json!([]));
+                    f.insert("usage".into(), usage(v));
+                }
+                out.push(event(&u));
+            }
+            out.push(Bytes::from_static(b"data: [DONE]\n\n"));
+        }
+        out
+    }
+}
+
+/// Render an Ollama-shaped [`Output`] as OpenAI's answer.
+pub fn render(meta: Meta, output: Output) -> Response {
+    match output {
+        Output::Full { value, headers } => {
+            let mut text = crate::wire::to_go_json(&completion(&meta, &value));
+            text.push('\n');
+            let mut r = Response::new(Body::from(text));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            r.headers_mut().extend(headers);
+            r
+        }
+        Output::Stream { rx, headers } => {
+            let state = StreamState {
+                meta,
+                first: true,
+                saw_calls: false,
+            };
+            let stream = futures_util::stream::unfold(Some((rx, state)), |st| async move {
+                let (mut rx, mut state) = st?;
+                match rx.recv().await {
+                    Some(Ok(v)) => {
+                        let bytes: Vec<Bytes> = state.events(&v);
+                        let joined = Bytes::from(bytes.concat());
+                        Some((Ok::<Bytes, std::io::Error>(joined), Some((rx, state))))
+                    }
+                    Some(Err(e)) => {
+                        let body = error_body(e.status(), &e.client_message(), Flavor::OpenAi);
+                        Some((Ok(Bytes::from(format!("data: {body}\n\n"))), None))
+                    }
+                    None => None,
+                }
+            });
+            let mut r = Response::new(Body::from_stream(stream.boxed()));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            r.headers_mut().extend(headers);
+            r
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> Meta {
+        Meta {
+            id: "chatcmpl-1".into(),
+            created: 7,
+            model: "m".into(),
+            include_usage: true,
+        }
+    }
+
+    #[test]
+    fn whole_answers_carry_string_arguments_and_tool_calls_reason() {
+        let v = json!({"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_ab","function":{"index":0,"name":"f","arguments":{"a":1}}}]},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":4});
+        let c = completion(&meta(), &v);
+        assert_eq!(c["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(
+            c["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}"
+        );
+        assert_eq!(
+            c["choices"][0]["message"]["tool_calls"][0]["type"],
+            "function"
+        );
+        assert_eq!(c["usage"]["total_tokens"], 7);
+    }
+
+    #[test]
+    fn streams_end_with_finish_usage_and_done() {
+        let mut s = StreamState {
+            meta: meta(),
+            first: true,
+            saw_calls: false,
+        };
+        let a = s.events(&json!({"message":{"role":"assistant","content":"Hi"},"done":false}));
+        assert_eq!(a.len(), 1);
+        let text = String::from_utf8(a[0].to_vec()).unwrap();
+        assert!(
+            text.starts_with("data: {")
+                && text.contains(r#""delta":{"role":"assistant","content":"Hi"}"#)
+        );
+        let end = s.events(&json!({"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","eval_count":2}));
+        assert_eq!(end.len(), 3);
+        assert!(
+            String::from_utf8(end[0].to_vec())
+                .unwrap()
+                .contains(r#""finish_reason":"stop""#)
+        );
+        assert!(
+            String::from_utf8(end[1].to_vec())
+                .unwrap()
+                .contains(r#""choices":[]"#)
+        );
+        assert_eq!(&end[2][..], b"data: [DONE]\n\n");
+    }
+}
