@@ -1,1 +1,378 @@
-pub fn placeholder() {}
+//! An in-process fake of **Ollama 0.32.15 (llama-server engine)** for augur's tests and
+//! benchmarks: same endpoints, status codes, content types, field order, timestamps and error
+//! texts, deterministic model output, and fault-injection models selected by model name.
+//!
+//! ```no_run
+//! # async fn t() {
+//! let fake = fake_ollama::FakeOllama::builder().script("tool-json", vec!["{}".into()]).start().await;
+//! let url = fake.url(); // http://127.0.0.1:PORT
+//! // ... drive augur against it, then:
+//! assert_eq!(fake.requests("/api/chat"), 1);
+//! fake.shutdown().await;
+//! # }
+//! ```
+//!
+//! Models: `llama3.2` (completion, tools), `gemma3` (completion, vision), `qwen3` (completion,
+//! tools, thinking) and the fault models of [`FAULT_MODELS`] (completion only):
+//! `slow-first-byte`, `slow-stream`, `stream-cut`, `error-500`, `bad-json`, `truncated`,
+//! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`:
+//!
+//! - `slow-first-byte`: sleeps `SLOW_MS` (default 2000 ms) before the response head.
+//! - `slow-stream`: 200 ms between chunks. `stream-cut`: 3 chunks, then the connection is
+//!   dropped (no done chunk; a non-streaming body is cut in half).
+//! - `error-500`: 500 `model runner has unexpectedly stopped, …`.
+//! - `bad-json`: the format answer in ```` ```json ```` fences with a trailing comma.
+//! - `truncated`: the format answer cut at two thirds, `done_reason` `length`.
+//! - `invalid-then-valid`: alternates per model, starting with parseable but schema-invalid
+//!   JSON (first required property missing), then a valid instance.
+//! - `long-stream`: `options.num_predict` (default 100) chunks of `"tok "`, spaced by the
+//!   fake-only `options.interval_ms` (default: the builder's chunk delay).
+//! - `echo`: content = the request body as received (compact JSON).
+//! - `tool-json`: content = the last user message, streamed in 3-character pieces.
+//!
+//! Ordinary models answer a fixed sentence in 11 tokens; with `format` they answer a
+//! deterministic schema instance ([`schema::instance`]); a tool model given `tools` answers a
+//! call of the first tool (classic-engine shape: a `done:false` chunk with `content:""` and
+//! `tool_calls`, then the done chunk); `qwen3` thinks first unless `think:false`. Scripted
+//! replies ([`Builder::script`]) take precedence over all content rules.
+
+mod catalog;
+mod manage;
+mod native;
+mod openai;
+mod plan;
+pub mod schema;
+pub mod wire;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{delete, get, head, post};
+use bytes::Bytes;
+
+pub use catalog::FAULT_MODELS;
+pub use plan::{RUNNER_STOPPED, SENTENCE};
+
+/// The Ollama release this fake imitates.
+pub const OLLAMA_VERSION: &str = "0.32.15";
+
+/// One request as the fake received it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: Method,
+    /// Path and query.
+    pub uri: String,
+    pub headers: HeaderMap,
+    /// The body bytes (empty for blob uploads, which are never held in memory).
+    pub body: Bytes,
+}
+
+/// Request and stream counters, shared with the server tasks.
+#[derive(Default)]
+pub struct Counters {
+    total: AtomicU64,
+    per_path: Mutex<HashMap<String, u64>>,
+    last: Mutex<Option<RecordedRequest>>,
+    last_by_path: Mutex<HashMap<String, RecordedRequest>>,
+    pub(crate) streams_started: AtomicU64,
+    pub(crate) streams_completed: AtomicU64,
+    pub(crate) streams_aborted: AtomicU64,
+    pub(crate) streams_cut: AtomicU64,
+    pub(crate) blob_bytes: AtomicU64,
+}
+
+pub(crate) struct Shared {
+    pub models: Vec<catalog::Model>,
+    pub version_body: Bytes,
+    pub slow_ms: u64,
+    pub chunk_delay: Duration,
+    pub record: bool,
+    pub counters: Arc<Counters>,
+    scripts: Mutex<HashMap<String, VecDeque<String>>>,
+    model_counts: Mutex<HashMap<String, u64>>,
+    pub blobs: Mutex<HashSet<String>>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    pub fn pop_script(&self, model: &str) -> Option<String> {
+        lock(&self.scripts).get_mut(model)?.pop_front()
+    }
+    /// Returns how many requests this model had before this one.
+    pub fn bump_model_count(&self, model: &str) -> u64 {
+        let mut m = lock(&self.model_counts);
+        let c = m.entry(model.to_owned()).or_default();
+        *c += 1;
+        *c - 1
+    }
+}
+
+/// Configures a [`FakeOllama`].
+pub struct Builder {
+    listen: SocketAddr,
+    scripts: Vec<(String, Vec<String>)>,
+    slow_ms: u64,
+    chunk_delay: Duration,
+    record: bool,
+    version: String,
+}
+
+impl Builder {
+    /// Successive replies (message content) for `model`; each generation request pops one.
+    /// Unknown model names are added to the catalog with capability `completion`.
+    pub fn script(mut self, model: &str, replies: Vec<String>) -> Self {
+        self.scripts.push((catalog::normalize(model), replies));
+        self
+    }
+    /// Delay before the response head for the `slow-first-byte` model (default: env
+    /// `SLOW_MS`, else 2000 ms).
+    pub fn slow_ms(mut self, ms: u64) -> Self {
+        self.slow_ms = ms;
+        self
+    }
+    /// Pause between stream chunks for ordinary models (default none).
+    pub fn chunk_delay(mut self, d: Duration) -> Self {
+        self.chunk_delay = d;
+        self
+    }
+    /// Keep the last request's headers and body (default true; benches turn it off).
+    pub fn record(mut self, on: bool) -> Self {
+        self.record = on;
+        self
+    }
+    /// The version reported by `/api/version` (default [`OLLAMA_VERSION`]).
+    pub fn version(mut self, v: &str) -> Self {
+        self.version = v.to_owned();
+        self
+    }
+    /// Listen address (default `127.0.0.1:0`).
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// Binds and serves in the background. Panics if the address cannot be bound.
+    pub async fn start(self) -> FakeOllama {
+        self.try_start().await.unwrap_or_else(|e| panic!("fake-ollama: cannot listen: {e}"))
+    }
+
+    pub async fn try_start(self) -> std::io::Result<FakeOllama> {
+        let mut models = catalog::default_models();
+        let mut scripts = HashMap::new();
+        for (name, replies) in self.scripts {
+            if !models.iter().any(|m| m.name == name) {
+                models.push(catalog::Model {
+                    name: name.clone(),
+                    family: "llama",
+                    parameter_size: "3.2B",
+                    capabilities: vec!["completion"],
+                });
+            }
+            scripts.entry(name).or_insert_with(VecDeque::new).extend(replies);
+        }
+        let counters = Arc::new(Counters::default());
+        let shared = Arc::new(Shared {
+            models,
+            version_body: Bytes::from(format!(r#"{{"version":"{}"}}"#, self.version)),
+            slow_ms: self.slow_ms,
+            chunk_delay: self.chunk_delay,
+            record: self.record,
+            counters: counters.clone(),
+            scripts: Mutex::new(scripts),
+            model_counts: Mutex::default(),
+            blobs: Mutex::default(),
+        });
+        let listener = tokio::net::TcpListener::bind(self.listen).await?;
+        let addr = listener.local_addr()?;
+        let app = router(shared.clone());
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(FakeOllama { addr, shared, stop: Some(tx), task: Some(task) })
+    }
+}
+
+/// A running fake Ollama. Dropping it stops the server.
+pub struct FakeOllama {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl FakeOllama {
+    pub fn builder() -> Builder {
+        let slow_ms = std::env::var("SLOW_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+        Builder {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            scripts: Vec::new(),
+            slow_ms,
+            chunk_delay: Duration::ZERO,
+            record: true,
+            version: OLLAMA_VERSION.to_owned(),
+        }
+    }
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+    /// Requests received for `path` (path only, no query).
+    pub fn requests(&self, path: &str) -> u64 {
+        lock(&self.shared.counters.per_path).get(path).copied().unwrap_or(0)
+    }
+    pub fn total_requests(&self) -> u64 {
+        self.shared.counters.total.load(Ordering::Relaxed)
+    }
+    /// The most recent request (any path).
+    pub fn last_request(&self) -> Option<RecordedRequest> {
+        lock(&self.shared.counters.last).clone()
+    }
+    /// The most recent request for `path`.
+    pub fn last_request_to(&self, path: &str) -> Option<RecordedRequest> {
+        lock(&self.shared.counters.last_by_path).get(path).cloned()
+    }
+    /// The last request body to `path` parsed as JSON.
+    pub fn last_json(&self, path: &str) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.last_request_to(path)?.body).ok()
+    }
+    /// Streaming bodies started (NDJSON/SSE streams and cut bodies).
+    pub fn streams_started(&self) -> u64 {
+        self.shared.counters.streams_started.load(Ordering::Relaxed)
+    }
+    /// Streams that ran to their end.
+    pub fn streams_completed(&self) -> u64 {
+        self.shared.counters.streams_completed.load(Ordering::Relaxed)
+    }
+    /// Streams dropped before their end because the client went away (cancellation).
+    pub fn streams_aborted(&self) -> u64 {
+        self.shared.counters.streams_aborted.load(Ordering::Relaxed)
+    }
+    /// Streams the fake cut on purpose (`stream-cut`).
+    pub fn streams_cut(&self) -> u64 {
+        self.shared.counters.streams_cut.load(Ordering::Relaxed)
+    }
+    /// Waits until at least `n` streams were aborted by the client, up to `timeout`.
+    pub async fn wait_streams_aborted(&self, n: u64, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.streams_aborted() < n {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+    /// Bytes received by `POST /api/blobs/:digest` in total.
+    pub fn blob_bytes(&self) -> u64 {
+        self.shared.counters.blob_bytes.load(Ordering::Relaxed)
+    }
+    /// Appends scripted replies for `model` (it must be a catalog model or scripted at build time).
+    pub fn push_script(&self, model: &str, replies: Vec<String>) {
+        lock(&self.shared.scripts).entry(catalog::normalize(model)).or_default().extend(replies);
+    }
+    /// Stops accepting, lets in-flight requests finish for up to 2 s, then drops everything.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(Duration::from_secs(2), &mut task).await.is_err() {
+                task.abort();
+            }
+        }
+    }
+}
+
+impl Drop for FakeOllama {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn record(State(st): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    let c = &st.counters;
+    c.total.fetch_add(1, Ordering::Relaxed);
+    let path = req.uri().path();
+    {
+        let mut per = lock(&c.per_path);
+        match per.get_mut(path) {
+            Some(n) => *n += 1,
+            None => {
+                per.insert(path.to_owned(), 1);
+            }
+        }
+    }
+    if !st.record {
+        return next.run(req).await;
+    }
+    let path = path.to_owned();
+    let (parts, body) = req.into_parts();
+    let keep_body = !path.starts_with("/api/blobs/");
+    let (bytes, body) = if keep_body {
+        match axum::body::to_bytes(body, usize::MAX).await {
+            Ok(b) => (b.clone(), Body::from(b)),
+            Err(_) => return wire::empty(400),
+        }
+    } else {
+        (Bytes::new(), body)
+    };
+    let rec = RecordedRequest {
+        method: parts.method.clone(),
+        uri: parts.uri.to_string(),
+        headers: parts.headers.clone(),
+        body: bytes,
+    };
+    lock(&c.last_by_path).insert(path, rec.clone());
+    *lock(&c.last) = Some(rec);
+    next.run(Request::from_parts(parts, body)).await
+}
+
+fn router(st: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/", get(catalog::root).head(catalog::root))
+        .route("/api/version", get(catalog::version))
+        .route("/api/tags", get(catalog::tags))
+        .route("/api/ps", get(catalog::ps))
+        .route("/api/show", post(catalog::show))
+        .route("/api/chat", post(native::chat))
+        .route("/api/generate", post(native::generate))
+        .route("/api/embed", post(manage::embed))
+        .route("/api/embeddings", post(manage::embeddings))
+        .route("/api/pull", post(manage::pull))
+        .route("/api/push", post(manage::push))
+        .route("/api/create", post(manage::create))
+        .route("/api/copy", post(manage::copy))
+        .route("/api/delete", delete(manage::delete))
+        .route("/api/blobs/{digest}", head(manage::blob_head).post(manage::blob_upload))
+        .route("/v1/chat/completions", post(openai::chat))
+        .route("/v1/completions", post(openai::completions))
+        .route("/v1/embeddings", post(openai::embeddings))
+        .route("/v1/models", get(openai::models))
+        .route("/v1/models/{*model}", get(openai::model))
+        .fallback(|| async { wire::respond(404, "text/plain", "404 page not found") })
+        .method_not_allowed_fallback(|| async { wire::respond(405, "text/plain", "405 method not allowed") })
+        .layer(middleware::from_fn_with_state(st.clone(), record))
+        .with_state(st)
+}
