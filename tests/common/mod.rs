@@ -1,0 +1,119 @@
+//! Test harness: augur in-process on 127.0.0.1:0 in front of a fake Ollama.
+#![allow(dead_code)]
+
+use std::{net::SocketAddr, path::Path, time::Duration};
+
+use augur::{
+    app::{self, AppState},
+    config::Config,
+    policy::Policy,
+};
+use fake_ollama::FakeOllama;
+use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
+
+/// A running augur.
+pub struct Augur {
+    pub addr: SocketAddr,
+    pub url: String,
+    pub state: AppState,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl Augur {
+    /// Stop accepting and drain.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
+    }
+}
+
+/// Start augur against `upstream` with the default config tweaked by `f`.
+pub async fn start_with(upstream: &str, f: impl FnOnce(&mut Config)) -> Augur {
+    let mut config = Config::default();
+    config.upstream = upstream.parse().unwrap();
+    config.drain_timeout = Duration::from_secs(5);
+    f(&mut config);
+    start_config(config, Policy::permissive()).await
+}
+
+/// Start augur with a config and a policy.
+pub async fn start_config(config: Config, policy: Policy) -> Augur {
+    let state = AppState::new(config.clone(), policy, None).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, rx) = watch::channel(false);
+    let router = app::router(state.clone());
+    let task = tokio::spawn(app::serve(
+        listener,
+        router,
+        rx,
+        config.client_header_timeout,
+        config.drain_timeout,
+    ));
+    Augur {
+        addr,
+        url: format!("http://{addr}"),
+        state,
+        stop,
+        task,
+    }
+}
+
+/// A fake Ollama and augur in front of it.
+pub async fn pair() -> (FakeOllama, Augur) {
+    let fake = FakeOllama::builder().start().await;
+    let augur = start_with(&fake.url(), |_| {}).await;
+    (fake, augur)
+}
+
+/// A plain HTTP client (no proxy, no redirects, no decompression).
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Replace every `"created_at":"..."` value (they differ per request).
+pub fn scrub_times(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let key = "\"created_at\":\"";
+    while let Some(i) = rest.find(key) {
+        out.push_str(&rest[..i + key.len()]);
+        rest = &rest[i + key.len()..];
+        let end = rest.find('"').unwrap_or(rest.len());
+        out.push('T');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    scrub_durations(&out)
+}
+
+fn scrub_durations(text: &str) -> String {
+    let mut out = text.to_string();
+    for key in ["total_duration", "load_duration", "prompt_eval_duration", "eval_duration"] {
+        let pat = format!("\"{key}\":");
+        let mut result = String::new();
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(&pat) {
+            result.push_str(&rest[..i + pat.len()]);
+            rest = &rest[i + pat.len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            result.push('0');
+            rest = &rest[end..];
+        }
+        result.push_str(rest);
+        out = result;
+    }
+    out
+}
+
+/// Write a policy file into `dir`.
+pub fn write_policy(dir: &Path, name: &str, yaml: &str) {
+    std::fs::write(dir.join(name), yaml).unwrap();
+}
