@@ -14,12 +14,16 @@ use serde_json::Value;
 
 pub mod choice;
 pub mod envelope;
+pub mod prompt;
 pub mod spec;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
+pub use prompt::instruction;
 pub use spec::{Tool, ToolSet};
 
 /// A request-level problem with `tools` or `tool_choice`. Every variant is a
