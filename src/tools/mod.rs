@@ -14,6 +14,7 @@ use serde_json::Value;
 
 pub mod choice;
 pub mod envelope;
+pub mod history;
 pub mod prompt;
 pub mod spec;
 #[cfg(test)]
@@ -23,6 +24,7 @@ pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
+pub use history::rewrite_messages;
 pub use prompt::instruction;
 pub use spec::{Tool, ToolSet};
 
