@@ -15,6 +15,7 @@ use serde_json::Value;
 pub mod choice;
 pub mod envelope;
 pub mod history;
+pub mod parse;
 pub mod prompt;
 pub mod spec;
 #[cfg(test)]
@@ -25,6 +26,7 @@ pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
 pub use history::rewrite_messages;
+pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
 pub use prompt::instruction;
 pub use spec::{Tool, ToolSet};
 

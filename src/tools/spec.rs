@@ -119,7 +119,7 @@ fn has_ref(v: &Value) -> bool {
 /// The tools declared by one request, in declaration order.
 #[derive(Debug, Clone, Default)]
 pub struct ToolSet {
-    tools: Vec<Tool>,
+    tools: Arc<[Tool]>,
 }
 
 impl ToolSet {
@@ -181,7 +181,7 @@ impl ToolSet {
             };
             out.push(Tool::new(name, description, parameters));
         }
-        Ok(ToolSet { tools: out })
+        Ok(ToolSet { tools: out.into() })
     }
 
     /// All tools, in declaration order.
