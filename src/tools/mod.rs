@@ -18,6 +18,7 @@ pub mod history;
 pub mod parse;
 pub mod prompt;
 pub mod spec;
+pub mod stream;
 #[cfg(test)]
 pub(crate) mod testutil;
 
@@ -29,6 +30,7 @@ pub use history::rewrite_messages;
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
 pub use prompt::instruction;
 pub use spec::{Tool, ToolSet};
+pub use stream::{Branch, StreamEvent, StreamExtractor};
 
 /// A request-level problem with `tools` or `tool_choice`. Every variant is a
 /// client error: answer HTTP 400 with its message.
