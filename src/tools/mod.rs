@@ -12,6 +12,7 @@
 
 use serde_json::Value;
 
+pub mod args;
 pub mod choice;
 pub mod envelope;
 pub mod history;
@@ -22,6 +23,7 @@ pub mod stream;
 #[cfg(test)]
 pub(crate) mod testutil;
 
+pub use args::{Violation, repair_arguments, repair_calls, validate_calls, validate_calls_with};
 pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,

@@ -73,7 +73,7 @@ pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool) -> String
         out.push_str(&compact_schema(&t.parameters, 0).to_string());
         out.push('\n');
     }
-    let call_shape = format!("{{\"name\":\"<tool name>\",\"arguments\":{{…}}}}");
+    let call_shape = r#"{"name":"<tool name>","arguments":{…}}"#;
     let calls = if parallel {
         format!("{{\"{KEY_CALLS}\":[{call_shape}]}} (1 to {MAX_PARALLEL_CALLS} calls)")
     } else {

@@ -31,7 +31,7 @@ pub struct Tool {
     pub grammar: Value,
     /// Notes from the sanitizer (or the fallback), for logs.
     pub sanitize_notes: Vec<String>,
-    validator: Arc<OnceLock<Option<jsonschema::Validator>>>,
+    validator: OnceLock<Option<jsonschema::Validator>>,
 }
 
 impl Tool {
@@ -43,15 +43,21 @@ impl Tool {
             parameters,
             grammar,
             sanitize_notes,
-            validator: Arc::new(OnceLock::new()),
+            validator: OnceLock::new(),
         }
     }
 
     /// The compiled validator for [`Tool::parameters`], built on first use.
-    /// `None` when the schema does not compile (validation is then skipped).
+    /// When the original does not compile (Python type names, remote
+    /// `$ref`s, …) the grammar schema is used instead, which always
+    /// compiles but may be looser.
     pub(crate) fn validator(&self) -> Option<&jsonschema::Validator> {
         self.validator
-            .get_or_init(|| jsonschema::validator_for(&self.parameters).ok())
+            .get_or_init(|| {
+                jsonschema::validator_for(&self.parameters)
+                    .or_else(|_| jsonschema::validator_for(&self.grammar))
+                    .ok()
+            })
             .as_ref()
     }
 }
