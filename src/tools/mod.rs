@@ -20,6 +20,7 @@ pub mod parse;
 pub mod prompt;
 pub mod spec;
 pub mod stream;
+pub mod synthesize;
 #[cfg(test)]
 pub(crate) mod testutil;
 
@@ -33,6 +34,9 @@ pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
 pub use prompt::instruction;
 pub use spec::{Tool, ToolSet};
 pub use stream::{Branch, StreamEvent, StreamExtractor};
+pub use synthesize::{
+    new_call_id, ollama_call_chunk, ollama_call_message, ollama_tool_calls, openai_tool_calls,
+};
 
 /// A request-level problem with `tools` or `tool_choice`. Every variant is a
 /// client error: answer HTTP 400 with its message.
