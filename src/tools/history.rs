@@ -44,7 +44,7 @@ pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -
             out.push(msg.clone());
             continue;
         };
-        match role(msg) {
+        match role(msg).as_str() {
             "assistant" => {
                 let calls = obj.get("tool_calls").and_then(Value::as_array);
                 match calls {
@@ -139,13 +139,17 @@ fn place_instruction(out: &mut Vec<Value>, instruction: &str) {
         m.insert("content".into(), Value::String(text));
     }
     let first_turn = leading_system.max(1);
-    if out.get(first_turn).map(role) != Some("user") {
+    if out.get(first_turn).map(role).as_deref() != Some("user") {
         out.insert(first_turn, json!({"role": "user", "content": ""}));
     }
 }
 
-fn role(msg: &Value) -> &str {
-    msg.get("role").and_then(Value::as_str).unwrap_or_default()
+/// The role, lower-cased as Ollama does on decode.
+fn role(msg: &Value) -> String {
+    msg.get("role")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase()
 }
 
 /// A message's content as text: strings as they are, OpenAI content parts

@@ -55,7 +55,7 @@ fn a_user_turn_always_follows_the_system_text() {
         json!({"role":"assistant","content":"{\"response\":\"Hi\"}"})
     );
     // A tool result first becomes user text, so no extra turn is needed.
-    let tool_first = [json!({"role":"tool","content":"r"})];
+    let tool_first = [json!({"role":"Tool","content":"r"})];
     let out = rewrite_messages(&tool_first, INSTR, false);
     assert_eq!(out.len(), 2);
     assert_eq!(out[1], json!({"role":"user","content":"Tool result: r"}));

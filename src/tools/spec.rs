@@ -266,4 +266,35 @@ mod tests {
             assert!(!t.sanitize_notes.is_empty());
         }
     }
+
+    #[test]
+    fn grammar_copies_are_always_embeddable() {
+        let s = embeddable(
+            json!({"$schema":"http://json-schema.org/draft-07/schema#","$id":"x","type":"object"}),
+        );
+        assert_eq!(s, Ok(json!({"type":"object"})));
+        assert!(
+            embeddable(json!({"type":"object","properties":{"a":{"$ref":"#/$defs/A"}}})).is_err()
+        );
+        assert!(embeddable(json!({"type":"whatever"})).is_err());
+        assert_eq!(embeddable(json!(true)), Ok(json!({"type":"object"})));
+        let set = ToolSet::from_request(&[json!({"type":"function","function":{"name":"r",
+            "parameters":{"type":"object","$defs":{"A":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/A"}}}}})])
+        .unwrap();
+        let g = set.tools()[0].grammar.to_string();
+        assert!(!g.contains("$ref"), "{g}");
+        // The original keeps its $ref and is what arguments are checked against.
+        assert!(
+            set.tools()[0]
+                .validator()
+                .unwrap()
+                .is_valid(&json!({"a":1}))
+        );
+        assert!(
+            !set.tools()[0]
+                .validator()
+                .unwrap()
+                .is_valid(&json!({"a":"x"}))
+        );
+    }
 }
