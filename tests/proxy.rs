@@ -14,10 +14,20 @@ use serde_json::{Value, json};
 async fn streamed_chat_is_identical_to_going_direct() {
     let (fake, augur) = pair().await;
     let body = json!({"model": "gemma3", "messages": [{"role": "user", "content": "hi"}]});
-    let direct = client().post(format!("{}/api/chat", fake.url())).json(&body).send().await.unwrap();
+    let direct = client()
+        .post(format!("{}/api/chat", fake.url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     let direct_ct = direct.headers()["content-type"].clone();
     let direct_text = direct.text().await.unwrap();
-    let via = client().post(format!("{}/api/chat", augur.url)).json(&body).send().await.unwrap();
+    let via = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(via.status(), 200);
     assert_eq!(via.headers()["content-type"], direct_ct);
     assert!(via.headers().contains_key("x-request-id"));
@@ -30,15 +40,43 @@ async fn streamed_chat_is_identical_to_going_direct() {
 async fn non_streaming_bodies_and_metadata_routes_pass_through() {
     let (fake, augur) = pair().await;
     for path in ["/", "/api/version", "/api/ps", "/v1/models"] {
-        let d = client().get(format!("{}{path}", fake.url())).send().await.unwrap();
-        let v = client().get(format!("{}{path}", augur.url)).send().await.unwrap();
+        let d = client()
+            .get(format!("{}{path}", fake.url()))
+            .send()
+            .await
+            .unwrap();
+        let v = client()
+            .get(format!("{}{path}", augur.url))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(v.status(), d.status(), "{path}");
-        assert_eq!(v.headers().get("content-type"), d.headers().get("content-type"), "{path}");
+        assert_eq!(
+            v.headers().get("content-type"),
+            d.headers().get("content-type"),
+            "{path}"
+        );
         assert_eq!(v.bytes().await.unwrap(), d.bytes().await.unwrap(), "{path}");
     }
     let body = json!({"model": "gemma3", "messages": [{"role": "user", "content": "hi"}], "stream": false});
-    let d = client().post(format!("{}/api/chat", fake.url())).json(&body).send().await.unwrap().text().await.unwrap();
-    let v = client().post(format!("{}/api/chat", augur.url)).json(&body).send().await.unwrap().text().await.unwrap();
+    let d = client()
+        .post(format!("{}/api/chat", fake.url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let v = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(!v.ends_with('\n'));
     assert_eq!(scrub_times(&v), scrub_times(&d));
 }
@@ -74,7 +112,11 @@ async fn delete_with_a_json_body_and_unknown_paths_are_forwarded() {
         .unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(fake.last_json("/api/delete").unwrap()["model"], "nope");
-    let r = client().get(format!("{}/api/some/future/endpoint?x=1", augur.url)).send().await.unwrap();
+    let r = client()
+        .get(format!("{}/api/some/future/endpoint?x=1", augur.url))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(r.text().await.unwrap(), "404 page not found");
     assert_eq!(fake.requests("/api/some/future/endpoint"), 1);
@@ -84,7 +126,12 @@ async fn delete_with_a_json_body_and_unknown_paths_are_forwarded() {
 async fn client_disconnect_cancels_the_upstream_stream() {
     let (fake, augur) = pair().await;
     let body = json!({"model": "slow-stream", "messages": [{"role": "user", "content": "hi"}]});
-    let r = client().post(format!("{}/api/chat", augur.url)).json(&body).send().await.unwrap();
+    let r = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     let mut stream = r.bytes_stream();
     let first = stream.next().await.unwrap().unwrap();
     assert!(first.starts_with(b"{"));
@@ -102,11 +149,26 @@ async fn upstream_down_is_502_in_ollamas_shape() {
     drop(free);
     let augur = start_with(&format!("http://127.0.0.1:{port}"), |_| {}).await;
     for path in ["/api/tags", "/api/version"] {
-        let r = client().get(format!("{}{path}", augur.url)).send().await.unwrap();
+        let r = client()
+            .get(format!("{}{path}", augur.url))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 502);
-        assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+        assert!(
+            r.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json")
+        );
         let v: Value = r.json().await.unwrap();
-        assert!(v["error"].as_str().unwrap().contains("upstream unavailable"), "{v}");
+        assert!(
+            v["error"]
+                .as_str()
+                .unwrap()
+                .contains("upstream unavailable"),
+            "{v}"
+        );
     }
     let r = client()
         .post(format!("{}/v1/chat/completions", augur.url))
@@ -122,9 +184,17 @@ async fn upstream_down_is_502_in_ollamas_shape() {
 #[tokio::test]
 async fn slow_first_byte_is_504() {
     let fake = FakeOllama::builder().slow_ms(1500).start().await;
-    let augur = start_with(&fake.url(), |c| c.first_byte_timeout = Duration::from_millis(300)).await;
+    let augur = start_with(&fake.url(), |c| {
+        c.first_byte_timeout = Duration::from_millis(300)
+    })
+    .await;
     let body = json!({"model": "slow-first-byte", "messages": [{"role": "user", "content": "hi"}]});
-    let r = client().post(format!("{}/api/chat", augur.url)).json(&body).send().await.unwrap();
+    let r = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 504);
     let v: Value = r.json().await.unwrap();
     assert!(v["error"].as_str().unwrap().contains("timed out"));
@@ -134,7 +204,15 @@ async fn slow_first_byte_is_504() {
 async fn a_cut_stream_ends_with_an_error_line() {
     let (_fake, augur) = pair().await;
     let body = json!({"model": "stream-cut", "messages": [{"role": "user", "content": "hi"}]});
-    let text = client().post(format!("{}/api/chat", augur.url)).json(&body).send().await.unwrap().text().await.unwrap();
+    let text = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() >= 2, "{text}");
     for line in &lines {
@@ -151,12 +229,18 @@ async fn oversized_bodies_are_413_but_blobs_stream() {
     let augur_small = start_with(&fake.url(), |c| c.body_limit = 1024).await;
     let big = "x".repeat(4096);
     let body = json!({"model": "gemma3", "prompt": big});
-    let r = client().post(format!("{}/api/generate", augur_small.url)).json(&body).send().await.unwrap();
+    let r = client()
+        .post(format!("{}/api/generate", augur_small.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 413);
     let v: Value = r.json().await.unwrap();
     assert!(v["error"].as_str().unwrap().contains("too large"));
     // Chunked, no length: refused too.
-    let chunks = futures_util::stream::iter((0..8).map(|_| Ok::<_, std::io::Error>(vec![b'x'; 512])));
+    let chunks =
+        futures_util::stream::iter((0..8).map(|_| Ok::<_, std::io::Error>(vec![b'x'; 512])));
     let r = client()
         .post(format!("{}/api/embed", augur_small.url))
         .body(reqwest::Body::wrap_stream(chunks))
@@ -192,7 +276,9 @@ async fn a_large_blob_upload_streams_with_bounded_memory() {
     }
     let digest = format!("sha256:{}", hex::encode(sha2::Digest::finalize(hasher)));
     let before = rss_kib();
-    let stream = futures_util::stream::iter((0..CHUNKS).map(move |_| Ok::<_, std::io::Error>(vec![42u8; CHUNK])));
+    let stream = futures_util::stream::iter(
+        (0..CHUNKS).map(move |_| Ok::<_, std::io::Error>(vec![42u8; CHUNK])),
+    );
     let r = client()
         .post(format!("{}/api/blobs/{digest}", augur.url))
         .body(reqwest::Body::wrap_stream(stream))
@@ -202,7 +288,10 @@ async fn a_large_blob_upload_streams_with_bounded_memory() {
     assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
     assert_eq!(fake.blob_bytes(), (CHUNK * CHUNKS) as u64);
     let grown_mib = (rss_kib().saturating_sub(before)) / 1024;
-    assert!(grown_mib < 128, "512 MiB upload grew memory by {grown_mib} MiB");
+    assert!(
+        grown_mib < 128,
+        "512 MiB upload grew memory by {grown_mib} MiB"
+    );
 }
 
 fn rss_kib() -> u64 {
@@ -218,10 +307,20 @@ fn rss_kib() -> u64 {
 #[tokio::test]
 async fn malformed_json_is_answered_by_the_upstream() {
     let (fake, augur) = pair().await;
-    let d = client().post(format!("{}/api/chat", fake.url())).body("{not json").send().await.unwrap();
+    let d = client()
+        .post(format!("{}/api/chat", fake.url()))
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
     let d_status = d.status();
     let d_text = d.text().await.unwrap();
-    let v = client().post(format!("{}/api/chat", augur.url)).body("{not json").send().await.unwrap();
+    let v = client()
+        .post(format!("{}/api/chat", augur.url))
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(v.status(), d_status);
     assert_eq!(v.text().await.unwrap(), d_text);
 }

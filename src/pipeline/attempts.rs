@@ -137,14 +137,10 @@ fn interpret_tools(
     validators: &Validators,
     repair: bool,
 ) -> Interp {
-    let parsed = checks::parse(text, None, validators, repair);
-    let mut interp = Interp {
-        repairs: parsed.repairs.clone(),
-        ..Interp::default()
-    };
-    let output = match parsed.value.as_ref().map(|v| set.parse_value(v)) {
-        Some(Ok(output)) => output,
-        Some(Err(e)) => {
+    let mut interp = Interp::default();
+    let output = match crate::tools::parse_output(text, set) {
+        Ok(output) => output,
+        Err(e) => {
             interp.violations.push(Violation {
                 pointer: String::new(),
                 message: e.to_string(),
@@ -152,22 +148,19 @@ fn interpret_tools(
             interp.content = text.to_string();
             return interp;
         }
-        None => {
-            interp.violations = parsed.violations;
-            interp.content = text.to_string();
-            return interp;
-        }
     };
     match output {
         ModelOutput::Calls(calls) => {
             for mut call in calls {
-                let mut violations = set.check_call(&call, validators);
+                let mut violations = checks::check_call(set, &call);
                 if !violations.is_empty() && repair {
-                    let repaired = set.repair_call(&mut call);
-                    let after = set.check_call(&call, validators);
+                    let mut candidate = call.clone();
+                    let repaired = checks::repair_call(set, &mut candidate);
+                    let after = checks::check_call(set, &candidate);
                     if after.len() < violations.len() {
                         interp.repairs.extend(repaired);
                         violations = after;
+                        call = candidate;
                     }
                 }
                 for v in violations {

@@ -75,3 +75,23 @@ pub fn feedback(violations: &[Violation], truncated: bool) -> String {
         describe(violations)
     )
 }
+
+/// Violations of one tool call's arguments against the tool's schema.
+pub fn check_call(set: &crate::tools::ToolSet, call: &crate::tools::ToolCall) -> Vec<Violation> {
+    crate::tools::validate_calls(std::slice::from_ref(call), set)
+        .into_iter()
+        .flatten()
+        .map(|(pointer, message)| Violation { pointer, message })
+        .collect()
+}
+
+/// Coerce one call's arguments to what its schema implies.
+pub fn repair_call(set: &crate::tools::ToolSet, call: &mut crate::tools::ToolCall) -> Vec<String> {
+    match set.get(&call.name) {
+        Some(tool) => crate::tools::repair_arguments(&mut call.arguments, &tool.parameters)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    }
+}

@@ -105,7 +105,9 @@ pub async fn decide(
     let mut tools = None;
     let mut strip_tools = false;
     if let Some(declared) = declared_tools {
-        let choice = ToolChoice::parse(body.get("tool_choice"))
+        let set =
+            ToolSet::from_request(declared).map_err(|e| ProxyError::BadRequest(e.to_string()))?;
+        let choice = ToolChoice::from_request(body.get("tool_choice"), &set)
             .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
         if choice == ToolChoice::None {
             strip_tools = true;
@@ -118,8 +120,6 @@ pub async fn decide(
                 }
             };
             if emulate {
-                let set = ToolSet::from_request(declared)
-                    .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
                 let parallel = policy.parallel_tool_calls
                     && body.get("parallel_tool_calls") != Some(&Value::Bool(false));
                 tools = Some(ToolPlan {

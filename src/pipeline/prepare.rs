@@ -49,7 +49,11 @@ pub fn prepare(
             .unwrap_or_default();
         body.insert(
             "messages".into(),
-            Value::Array(tools::rewrite_messages(&messages, &instruction)),
+            Value::Array(tools::rewrite_messages(
+                &messages,
+                &instruction,
+                tp.parallel,
+            )),
         );
         let expect = Expect::Tools {
             set: tp.set,

@@ -58,10 +58,16 @@ struct Progress {
 }
 
 async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
-    let Expect::Tools { set, .. } = &job.expect else {
+    let Expect::Tools {
+        set,
+        answer_schema,
+        json_answer,
+    } = &job.expect
+    else {
         return Err(ProxyError::Internal("tool stream without tools".into()));
     };
-    let mut extractor = StreamExtractor::new();
+    let structured = answer_schema.is_some() || *json_answer;
+    let mut extractor = Some(StreamExtractor::new(set, structured));
     let mut p = Progress {
         sent_anything: false,
         next_index: 0,
@@ -74,10 +80,16 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
         let delta = attempts::answer_text(Route::Chat, &chunk);
         p.raw.push_str(&delta);
-        let mut events = extractor.feed(&delta);
+        let mut events = extractor
+            .as_mut()
+            .map(|x| x.feed(&delta))
+            .unwrap_or_default();
         if done {
-            let rest = std::mem::take(&mut extractor);
-            match rest.finish() {
+            let finished = match extractor.take() {
+                Some(x) => x.finish(),
+                None => Ok(Vec::new()),
+            };
+            match finished {
                 Ok(more) => events.extend(more),
                 Err(e) if !p.sent_anything => {
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
@@ -150,12 +162,14 @@ fn checked_call(
     mut call: ToolCall,
     p: &mut Progress,
 ) -> Result<Option<ToolCall>, ProxyError> {
-    let mut violations = set.check_call(&call, &job.validators);
+    let mut violations = checks::check_call(set, &call);
     if !violations.is_empty() && job.validate.repair {
-        let repaired = set.repair_call(&mut call);
-        let after = set.check_call(&call, &job.validators);
+        let mut candidate = call.clone();
+        let repaired = checks::repair_call(set, &mut candidate);
+        let after = checks::check_call(set, &candidate);
         if after.len() < violations.len() {
             violations = after;
+            call = candidate;
             if !repaired.is_empty() {
                 metrics::counter!("augur_repairs_total").increment(1);
             }

@@ -1,97 +1,170 @@
 //! Tool-call emulation for models without the "tools" capability.
-//! (Interface placeholder; replaced by the full implementation.)
+//!
+//! Ollama answers `400 … does not support tools` when a request carries
+//! `tools` for a model whose template has no tool support (stock gemma3).
+//! augur instead sends the request without `tools`, constrained by a
+//! `format` schema (the *envelope*) that admits either tool calls or a plain
+//! answer, with a short instruction describing the tools added to the system
+//! prompt; the model's JSON is then turned back into real
+//! `message.tool_calls`. This module is the pure, request-independent core.
+//!
+//! Nothing here does I/O; every function is deterministic apart from call ids.
+//!
+//! # Flow for one `/api/chat` (or `/v1/chat/completions`) request
+//!
+//! ```text
+//! Emulation::from_request(tools, tool_choice, parallel, format)?   // ToolError ⇒ 400
+//!   None        ⇒ forward without `tools` (no tools, or tool_choice "none")
+//!   Some(e)     ⇒ upstream body: tools removed,
+//!                   "messages": e.messages(&messages),
+//!                   "format":   e.format()
+//! non-stream:  e.parse(&content)                 -> ModelOutput::{Calls, Answer}
+//!              repair_calls / validate_calls     (retry or report on violations)
+//!              ollama_tool_calls / openai_tool_calls, or e.answer_content(&answer)
+//! stream:      let mut x = e.extractor();
+//!              per upstream chunk: x.feed(&chunk.message.content) -> Vec<StreamEvent>
+//!                AnswerDelta(text) ⇒ a content chunk
+//!                Call(call)        ⇒ ollama_call_chunk(model, created_at, &[call], n) (n = calls sent so far)
+//!              at the done chunk: x.finish()  (Err(Truncated) goes with done_reason "length")
+//! ```
+//!
+//! # Public API
+//!
+//! Declared tools and choice ([`spec`], [`choice`]):
+//! - [`ToolSet::from_request`]`(&[Value]) -> Result<ToolSet, ToolError>` —
+//!   Ollama/OpenAI function tools; keeps each tool's original `parameters`
+//!   (validation) and a grammar-safe copy ([`Tool::grammar`], via
+//!   [`crate::schema::sanitize`]; anything unusable becomes
+//!   `{"type":"object"}`, so an odd schema never fails the request). Missing
+//!   parameters ⇒ `{"type":"object","properties":{}}`; duplicate names ⇒ error.
+//! - [`ToolChoice::from_request`]`(Option<&Value>, &ToolSet) -> Result<ToolChoice, ToolError>` —
+//!   `auto` (default) / `none` / `required` / named; an undeclared name ⇒ error.
+//!
+//! Request side ([`envelope`], [`prompt`], [`history`]):
+//! - [`build_format`]`(&ToolSet, &ToolChoice, parallel, answer_schema: Option<&Value>) -> Value` —
+//!   the envelope schema (below).
+//! - [`instruction`]`(&ToolSet, &ToolChoice, parallel) -> String` — short tool
+//!   list, reply shape and a one-shot example call.
+//! - [`rewrite_messages`]`(&[Value], instruction: &str, parallel) -> Vec<Value>` —
+//!   instruction appended to the system prompt (gemma3-safe placement), past
+//!   calls as envelope JSON, tool results as user text.
+//! - [`answer_is_structured`]`(Option<&Value>) -> bool` — the client `format`
+//!   makes the answer JSON rather than text.
+//!
+//! Response side ([`parse`], [`stream`], [`args`], [`synthesize`]):
+//! - [`parse_output`]`(&str, &ToolSet) -> Result<ModelOutput, ParseError>` —
+//!   calls (declared tools only) or the answer value.
+//! - [`answer_content`]`(&Value, structured) -> String` — answer as `content`.
+//! - [`StreamExtractor::new`]`(&ToolSet, structured)`, `.feed(&str) -> Vec<StreamEvent>`,
+//!   `.finish() -> Result<Vec<StreamEvent>, ParseError>`, `.branch()`, `.error()` —
+//!   incremental: decoded answer text as it arrives, each call as soon as its
+//!   object closes; split-independent.
+//! - [`validate_calls`]`(&[ToolCall], &ToolSet) -> Vec<Vec<Violation>>` — per
+//!   call `(pointer, message)` against the original schema (compiled once per
+//!   set); [`validate_calls_with`] takes any validator instead.
+//! - [`repair_arguments`]`(&mut Value, schema) -> Vec<&'static str>` and
+//!   [`repair_calls`] — coercions the schema implies, forbidden keys dropped.
+//! - [`ollama_tool_calls`]`(&[ToolCall], start_index) -> Value`,
+//!   [`openai_tool_calls`]`(&[ToolCall], start_index) -> Value`,
+//!   [`ollama_call_message`], [`ollama_call_chunk`]`(model, created_at, &[ToolCall], start_index) -> Value`,
+//!   [`new_call_id`] — exact client shapes (serialise with U+2028/U+2029
+//!   escaped, as for every NDJSON line).
+//!
+//! [`Emulation`] bundles the request-side inputs and exposes all of the
+//! above as methods.
+//!
+//! # The envelope
+//!
+//! ```text
+//! auto, single:   {"anyOf":[{"tool_call":{"name":<const>,"arguments":<params>}}, {"response":<answer>}]}
+//! auto, parallel: {"anyOf":[{"tool_calls":[call, …] (1..=4)},                    {"response":<answer>}]}
+//! required:       the calls branch alone;  named: the same with only that tool
+//! ```
+//!
+//! (each `{…}` above is an object schema with that one property required).
+//! It follows llama.cpp's generic tool-call format, with these choices for
+//! small base models, which rarely close a JSON array and run on until the
+//! token limit:
+//! - **A single call is the common path**: without `parallel` the calls
+//!   branch is one `tool_call` object — no array to close. Parallel mode is
+//!   opt-in (suggested: only when the client sends `parallel_tool_calls:
+//!   true`) and its array is bounded by [`MAX_PARALLEL_CALLS`] so the grammar
+//!   closes it.
+//! - Tool names are `const`s, so the grammar can only produce declared
+//!   tools; the per-tool object puts `name` before `arguments`.
+//! - Each branch has exactly one property, so the envelope key is the first
+//!   token and a stream knows its branch immediately; the calls branch comes
+//!   first in the `anyOf`.
+//! - `additionalProperties` is left implicit (the converter admits no extra
+//!   keys) and ids are not generated by the model (augur makes them).
+//! - The client's `format`, if any, is the `response` schema; otherwise a
+//!   string.
+//!
+//! Output is validated after generation even though it was constrained:
+//! grammars are looser than validators (e.g. `required` without
+//! `properties`).
+//!
+//! # Prompt placement
+//!
+//! Ollama's gemma3 template has no system role: it renders the system text
+//! at the top of the first user turn and drops `tool` messages. The
+//! instruction is therefore appended to the leading system message (or a new
+//! one at index 0), a user turn is guaranteed right after it, and tool
+//! results become user text `Tool result for <name>: …`.
 
 use serde_json::Value;
 
-use crate::validate::{Validators, Violation};
+pub mod args;
+pub mod choice;
+pub mod envelope;
+pub mod history;
+pub mod parse;
+pub mod plan;
+pub mod prompt;
+mod scan;
+pub mod spec;
+pub mod stream;
+pub mod synthesize;
+#[cfg(test)]
+pub(crate) mod testutil;
 
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
+pub use args::{Violation, repair_arguments, repair_calls, validate_calls, validate_calls_with};
+pub use choice::ToolChoice;
+pub use envelope::{
+    KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
+};
+pub use history::rewrite_messages;
+pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
+pub use plan::Emulation;
+pub use prompt::instruction;
+pub use spec::{Tool, ToolSet};
+pub use stream::{Branch, StreamEvent, StreamExtractor};
+pub use synthesize::{
+    new_call_id, ollama_call_chunk, ollama_call_message, ollama_tool_calls, openai_tool_calls,
+};
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolChoice {
-    None,
-    Auto,
-    Required,
-    Named(String),
+/// A request-level problem with `tools` or `tool_choice`. Every variant is a
+/// client error: answer HTTP 400 with its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// `tools[index]` cannot be used.
+    #[error("invalid tool at index {index}: {reason}")]
+    InvalidTool { index: usize, reason: String },
+    /// Two tools share a name.
+    #[error("duplicate tool name {0:?}")]
+    DuplicateName(String),
+    /// `tool_choice` has a value that is not understood.
+    #[error("invalid tool_choice: {0}")]
+    InvalidToolChoice(String),
+    /// `tool_choice` names a tool that is not declared.
+    #[error("tool_choice names unknown tool {0:?}")]
+    UnknownToolChoice(String),
 }
 
-impl ToolChoice {
-    pub fn parse(_v: Option<&Value>) -> Result<Self, ToolError> {
-        Ok(ToolChoice::Auto)
-    }
-}
-
+/// One tool call: a declared tool's name and its arguments (a JSON object
+/// in practice; key order as the model produced it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     pub name: String,
     pub arguments: Value,
-}
-
-pub enum ModelOutput {
-    Calls(Vec<ToolCall>),
-    Answer(Value),
-}
-
-pub struct ToolSet {}
-
-impl ToolSet {
-    pub fn from_request(_tools: &[Value]) -> Result<Self, ToolError> {
-        Ok(Self {})
-    }
-    pub fn parse_value(&self, _v: &Value) -> Result<ModelOutput, ToolError> {
-        Err(ToolError("unimplemented".into()))
-    }
-    pub fn check_call(&self, _call: &ToolCall, _validators: &Validators) -> Vec<Violation> {
-        Vec::new()
-    }
-    pub fn repair_call(&self, _call: &mut ToolCall) -> Vec<String> {
-        Vec::new()
-    }
-}
-
-pub fn build_format(
-    _set: &ToolSet,
-    _choice: &ToolChoice,
-    _parallel: bool,
-    _answer: Option<&Value>,
-) -> Value {
-    Value::Null
-}
-
-pub fn instruction(_set: &ToolSet, _choice: &ToolChoice, _parallel: bool) -> String {
-    String::new()
-}
-
-pub fn rewrite_messages(messages: &[Value], _instruction: &str) -> Vec<Value> {
-    messages.to_vec()
-}
-
-pub enum StreamEvent {
-    AnswerDelta(String),
-    Call(ToolCall),
-}
-
-#[derive(Default)]
-pub struct StreamExtractor {}
-
-impl StreamExtractor {
-    pub fn new() -> Self {
-        Self {}
-    }
-    pub fn feed(&mut self, _delta: &str) -> Vec<StreamEvent> {
-        Vec::new()
-    }
-    pub fn finish(self) -> Result<Vec<StreamEvent>, ToolError> {
-        Ok(Vec::new())
-    }
-}
-
-pub fn ollama_tool_calls(_calls: &[ToolCall], _start: usize) -> Value {
-    Value::Array(Vec::new())
-}
-
-pub fn openai_tool_calls(_calls: &[ToolCall]) -> Value {
-    Value::Array(Vec::new())
 }

@@ -94,7 +94,12 @@ pub fn scrub_times(text: &str) -> String {
 
 fn scrub_durations(text: &str) -> String {
     let mut out = text.to_string();
-    for key in ["total_duration", "load_duration", "prompt_eval_duration", "eval_duration"] {
+    for key in [
+        "total_duration",
+        "load_duration",
+        "prompt_eval_duration",
+        "eval_duration",
+    ] {
         let pat = format!("\"{key}\":");
         let mut result = String::new();
         let mut rest = out.as_str();

@@ -1,0 +1,192 @@
+//! Chat history rewriting for an emulated request: the instruction goes into
+//! the system prompt, past tool calls become envelope JSON, tool results
+//! become user text.
+//!
+//! Ollama's gemma3 template has no system role: it renders the (collated)
+//! system text at the top of the *first user turn*, and only when that turn
+//! directly follows the system message (`eq $i 1`). It also drops every role
+//! other than `user` and `assistant`. So the instruction is always placed in
+//! a system message at index 0, a user message is guaranteed right after the
+//! system messages, and `tool` messages are turned into `user` text.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde_json::{Map, Value, json};
+
+use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE};
+
+/// The messages to send upstream instead of `messages`.
+///
+/// - The instruction is appended (after a blank line) to the client's
+///   leading system message(s), never replacing them; without a leading
+///   system message a new one is inserted at index 0.
+/// - If the first message after the system messages is not a user message,
+///   an empty user message is inserted so system-less templates still show
+///   the system text.
+/// - Assistant messages with `tool_calls` get, as content, the envelope JSON
+///   the model would have produced (`{"tool_call":…}` for one call when not
+///   `parallel`, else `{"tool_calls":[…]}`); their text content and the
+///   `tool_calls` field are dropped. Arguments may be objects or JSON
+///   strings; `id` and `index` are optional.
+/// - Other assistant text becomes `{"response":…}` (a JSON object or array
+///   content is embedded as a value, anything else as a string).
+/// - `tool` (and legacy `function`) messages become `user` messages
+///   `Tool result for <name>: <content>`; the name comes from `tool_name`,
+///   `name`, the `tool_call_id` of an earlier call, or else the next
+///   unanswered call of the preceding assistant turn.
+/// - Everything else (other fields, images, user messages) is kept.
+pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(messages.len() + 2);
+    let mut names_by_id: HashMap<String, String> = HashMap::new();
+    let mut pending: VecDeque<String> = VecDeque::new();
+    for msg in messages {
+        let Some(obj) = msg.as_object() else {
+            out.push(msg.clone());
+            continue;
+        };
+        match role(msg).as_str() {
+            "assistant" => {
+                let calls = obj.get("tool_calls").and_then(Value::as_array);
+                match calls {
+                    Some(raw_calls) if !raw_calls.is_empty() => {
+                        pending.clear();
+                        let mut calls: Vec<Value> = Vec::with_capacity(raw_calls.len());
+                        for raw in raw_calls {
+                            let (name, call) = history_call(raw);
+                            if let Some(id) = raw.get("id").and_then(Value::as_str) {
+                                names_by_id.insert(id.to_owned(), name.clone());
+                            }
+                            pending.push_back(name);
+                            calls.push(call);
+                        }
+                        let envelope = if calls.len() == 1 && !parallel {
+                            json!({ KEY_CALL: calls[0] })
+                        } else {
+                            json!({ KEY_CALLS: calls })
+                        };
+                        let mut m = obj.clone();
+                        m.remove("tool_calls");
+                        m.insert("content".into(), Value::String(envelope.to_string()));
+                        out.push(Value::Object(m));
+                    }
+                    _ => {
+                        let text = content_text(obj.get("content"));
+                        let mut m = obj.clone();
+                        m.remove("tool_calls");
+                        if !text.is_empty() {
+                            let answer = match serde_json::from_str::<Value>(&text) {
+                                Ok(v @ (Value::Object(_) | Value::Array(_))) => v,
+                                _ => Value::String(text),
+                            };
+                            let envelope = json!({ KEY_RESPONSE: answer });
+                            m.insert("content".into(), Value::String(envelope.to_string()));
+                        }
+                        out.push(Value::Object(m));
+                    }
+                }
+            }
+            "tool" | "function" => {
+                let by_name = ["tool_name", "name"]
+                    .iter()
+                    .find_map(|k| obj.get(*k).and_then(Value::as_str))
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_owned);
+                let by_id = obj
+                    .get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .and_then(|id| names_by_id.get(id).cloned());
+                let name = match by_name.or(by_id) {
+                    Some(n) => {
+                        if let Some(i) = pending.iter().position(|p| *p == n) {
+                            pending.remove(i);
+                        }
+                        Some(n)
+                    }
+                    None => pending.pop_front(),
+                };
+                let result = content_text(obj.get("content"));
+                let text = match name {
+                    Some(n) => format!("Tool result for {n}: {result}"),
+                    None => format!("Tool result: {result}"),
+                };
+                let mut m = Map::new();
+                m.insert("role".into(), json!("user"));
+                m.insert("content".into(), Value::String(text));
+                if let Some(images) = obj.get("images") {
+                    m.insert("images".into(), images.clone());
+                }
+                out.push(Value::Object(m));
+            }
+            _ => out.push(msg.clone()),
+        }
+    }
+    place_instruction(&mut out, instruction);
+    out
+}
+
+/// Put `instruction` into the leading system message(s) and make sure a
+/// user turn follows them.
+fn place_instruction(out: &mut Vec<Value>, instruction: &str) {
+    let leading_system = out.iter().take_while(|m| role(m) == "system").count();
+    if leading_system == 0 {
+        out.insert(0, json!({"role": "system", "content": instruction}));
+    } else if let Some(Value::Object(m)) = out.get_mut(leading_system - 1) {
+        let mut text = content_text(m.get("content"));
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(instruction);
+        m.insert("content".into(), Value::String(text));
+    }
+    let first_turn = leading_system.max(1);
+    if out.get(first_turn).map(role).as_deref() != Some("user") {
+        out.insert(first_turn, json!({"role": "user", "content": ""}));
+    }
+}
+
+/// The role, lower-cased as Ollama does on decode.
+fn role(msg: &Value) -> String {
+    msg.get("role")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// A message's content as text: strings as they are, OpenAI content parts
+/// joined, anything else as compact JSON.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) if parts.iter().all(|p| p.get("text").is_some()) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The name and `{"name","arguments"}` of one history call in any client
+/// shape.
+fn history_call(raw: &Value) -> (String, Value) {
+    let func = raw.get("function").unwrap_or(raw);
+    let name = func.get("name").and_then(Value::as_str).unwrap_or_default();
+    let arguments = match func.get("arguments").or_else(|| func.get("parameters")) {
+        None | Some(Value::Null) => json!({}),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(v) => v,
+            Err(_) if s.trim().is_empty() => json!({}),
+            Err(_) => Value::String(s.clone()),
+        },
+        Some(v) => v.clone(),
+    };
+    (
+        name.to_owned(),
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

@@ -1,0 +1,173 @@
+//! Client-facing tool-call JSON: Ollama's `message.tool_calls`, OpenAI's
+//! `tool_calls`, and the `/api/chat` stream chunk that carries calls.
+//!
+//! Ollama shape (v0.12.10+): `{"id":"call_xxxxxxxx","function":{"index":n,
+//! "name":…,"arguments":{…}}}` — arguments an object, `index` inside
+//! `function`, no `type`. OpenAI shape: `{"id","index","type":"function",
+//! "function":{"name","arguments":"<JSON text>"}}`. Ids are `call_` plus 8
+//! random `[a-z0-9]`, as Ollama generates them. Argument key order is kept.
+
+use serde_json::{Value, json};
+
+use super::ToolCall;
+
+const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// A fresh call id: `call_` + 8 random `[a-z0-9]`.
+pub fn new_call_id() -> String {
+    let mut id = String::from("call_");
+    while id.len() < 13 {
+        for b in uuid::Uuid::new_v4().into_bytes() {
+            // 252 = 7 * 36: reject the tail so every character is equally likely.
+            if b < 252 && id.len() < 13 {
+                id.push(char::from(ID_ALPHABET[usize::from(b % 36)]));
+            }
+        }
+    }
+    id
+}
+
+/// Ollama `message.tool_calls` for `calls`; `function.index` counts from
+/// `start_index` (the number of calls already sent in this response).
+pub fn ollama_tool_calls(calls: &[ToolCall], start_index: usize) -> Value {
+    Value::Array(
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                json!({
+                    "id": new_call_id(),
+                    "function": {
+                        "index": start_index + i,
+                        "name": c.name,
+                        "arguments": c.arguments,
+                    }
+                })
+            })
+            .collect(),
+    )
+}
+
+/// OpenAI `tool_calls` for `calls` (also the streaming delta shape: each
+/// call whole, arguments complete); `index` counts from `start_index`.
+pub fn openai_tool_calls(calls: &[ToolCall], start_index: usize) -> Value {
+    Value::Array(
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                json!({
+                    "id": new_call_id(),
+                    "index": start_index + i,
+                    "type": "function",
+                    "function": {
+                        "name": c.name,
+                        "arguments": c.arguments.to_string(),
+                    }
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The assistant message carrying `calls`:
+/// `{"role":"assistant","content":"","tool_calls":[…]}`.
+pub fn ollama_call_message(calls: &[ToolCall], start_index: usize) -> Value {
+    json!({
+        "role": "assistant",
+        "content": "",
+        "tool_calls": ollama_tool_calls(calls, start_index),
+    })
+}
+
+/// An `/api/chat` stream line carrying `calls`:
+/// `{"model","created_at","message":{"role":"assistant","content":"",
+/// "tool_calls":[…]},"done":false}`. In a stream each call goes out in its
+/// own chunk as soon as it is complete, before the done chunk; the done
+/// chunk repeats none of them (clients extend their list per chunk).
+pub fn ollama_call_chunk(
+    model: &str,
+    created_at: &str,
+    calls: &[ToolCall],
+    start_index: usize,
+) -> Value {
+    json!({
+        "model": model,
+        "created_at": created_at,
+        "message": ollama_call_message(calls, start_index),
+        "done": false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls() -> Vec<ToolCall> {
+        vec![
+            ToolCall {
+                name: "get_weather".into(),
+                arguments: json!({"city":"Tokyo","unit":"celsius"}),
+            },
+            ToolCall {
+                name: "get_time".into(),
+                arguments: json!({"zone":"Asia/Tokyo","a":1}),
+            },
+        ]
+    }
+
+    /// Replace every id by `ID` after checking its form.
+    fn scrub(v: &mut Value) {
+        for c in v.as_array_mut().unwrap() {
+            let id = c["id"].as_str().unwrap();
+            assert_eq!(id.len(), 13, "{id}");
+            assert!(id.starts_with("call_"));
+            assert!(id[5..].bytes().all(|b| ID_ALPHABET.contains(&b)), "{id}");
+            c["id"] = json!("ID");
+        }
+    }
+
+    #[test]
+    fn ollama_shape_is_exact() {
+        let mut v = ollama_tool_calls(&calls(), 0);
+        scrub(&mut v);
+        assert_eq!(
+            v.to_string(),
+            r#"[{"id":"ID","function":{"index":0,"name":"get_weather","arguments":{"city":"Tokyo","unit":"celsius"}}},{"id":"ID","function":{"index":1,"name":"get_time","arguments":{"zone":"Asia/Tokyo","a":1}}}]"#
+        );
+    }
+
+    #[test]
+    fn openai_shape_is_exact() {
+        let mut v = openai_tool_calls(&calls(), 2);
+        scrub(&mut v);
+        assert_eq!(
+            v.to_string(),
+            r#"[{"id":"ID","index":2,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Tokyo\",\"unit\":\"celsius\"}"}},{"id":"ID","index":3,"type":"function","function":{"name":"get_time","arguments":"{\"zone\":\"Asia/Tokyo\",\"a\":1}"}}]"#
+        );
+    }
+
+    #[test]
+    fn call_chunk_shape_is_exact() {
+        let mut v = ollama_call_chunk("gemma3:270m", "2025-10-26T17:15:24.0977Z", &calls()[1..], 1);
+        scrub(&mut v["message"]["tool_calls"]);
+        assert_eq!(
+            v.to_string(),
+            r#"{"model":"gemma3:270m","created_at":"2025-10-26T17:15:24.0977Z","message":{"role":"assistant","content":"","tool_calls":[{"id":"ID","function":{"index":1,"name":"get_time","arguments":{"zone":"Asia/Tokyo","a":1}}}]},"done":false}"#
+        );
+    }
+
+    #[test]
+    fn ids_are_random_and_well_formed() {
+        let ids: std::collections::HashSet<String> = (0..500).map(|_| new_call_id()).collect();
+        assert_eq!(ids.len(), 500);
+        let mut seen = [false; 36];
+        for id in &ids {
+            for b in id[5..].bytes() {
+                let i = ID_ALPHABET.iter().position(|a| *a == b).unwrap();
+                seen[i] = true;
+            }
+        }
+        assert!(seen.iter().all(|s| *s));
+    }
+}

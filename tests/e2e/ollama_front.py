@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+"""An Ollama-compatible HTTP front for llama.cpp's llama-server (stdlib only).
+
+Since 0.30, Ollama runs llama-server as its engine and puts a Go HTTP front in
+front of it. This module plays that front for a single GGUF model, so that
+clients and proxies can be tested against real inference without Ollama.
+It follows Ollama 0.32.x (read from its source: server/routes.go,
+llm/llama_server.go, middleware/openai.go, openai/openai.go, api/types.go) on
+the rendered-prompt path that the `gemma3` library models use:
+
+* The chat prompt is rendered here with the gemma3 library TEMPLATE (below),
+  after Ollama's `collate` (consecutive messages of one role joined by a blank
+  line; role "tool" has no branch in the template and is dropped). It goes to
+  llama-server's POST /completion, always as a stream, with Ollama's options
+  (api.DefaultOptions, then the model's parameters, then the request's).
+* `num_predict` absent or -1 becomes 10 x num_ctx, as `boundedNumPredict`
+  does; 0 is omitted, so llama-server generates without a limit.
+* `format: "json"` sends Ollama's JSON-object GBNF (`root ::= object`); a JSON
+  object is passed as `json_schema`; anything else is a 500 `invalid format`.
+  A schema llama-server rejects comes back with llama-server's status and its
+  raw, trimmed body as the error message, before any chunk.
+* Like Ollama, a stream stops without a done chunk once the same (trimmed)
+  token has repeated more than 30 times (whitespace-only tokens count as "").
+* done_reason is "length" when llama-server's stop_type is "limit", else
+  "stop"; counts and durations come from llama-server's `timings`.
+
+Not covered: images, embeddings, model management (pull/push/create/...),
+`template`/`suffix` overrides on generate, CORS headers, `logprobs`.
+"""
+
+import argparse
+import http.client
+import ipaddress
+import json
+import os
+import re
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+import urllib.parse
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+VERSION = "0.32.15"
+TEMPLATE = """{{- range $i, $_ := .Messages }}
+{{- $last := eq (len (slice $.Messages $i)) 1 }}
+{{- if or (eq .Role "user") (eq .Role "system") }}<start_of_turn>user
+{{ .Content }}<end_of_turn>
+{{ if $last }}<start_of_turn>model
+{{ end }}
+{{- else if eq .Role "assistant" }}<start_of_turn>model
+{{ .Content }}{{ if not $last }}<end_of_turn>
+{{ end }}
+{{- end }}
+{{- end }}"""
+MODEL_PARAMS = {"stop": ["<end_of_turn>"], "temperature": 1, "top_k": 64, "top_p": 0.95}
+DEFAULT_OPTIONS = {"num_predict": -1, "num_keep": 4, "temperature": 0.8, "top_k": 40, "top_p": 0.9,
+                   "min_p": 0.0, "typical_p": 1.0, "repeat_last_n": 64, "repeat_penalty": 1.0,
+                   "presence_penalty": 0.0, "frequency_penalty": 0.0, "seed": -1, "stop": None}
+INT_OPTS = {"num_keep", "seed", "num_predict", "top_k", "repeat_last_n", "num_ctx", "num_batch",
+            "num_gpu", "main_gpu", "num_thread", "draft_num_predict"}
+FLOAT_OPTS = {"temperature", "top_p", "min_p", "typical_p", "repeat_penalty", "presence_penalty",
+              "frequency_penalty"}
+GRAMMAR_JSON = r'''
+root   ::= object
+value  ::= object | array | string | number | ("true" | "false" | "null") ws
+object ::=
+  "{" ws (
+         string ":" ws value
+    ("," ws string ":" ws value)*
+  )? ws "}"
+array  ::=
+  "[" ws (
+            value
+    ("," ws value)*
+  )? ws "]"
+string ::=
+  "\"" (
+    [^"\\\x7F\x00-\x1F] |
+    "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F]) # escapes
+  )* "\""
+number ::= ("-"? ([0-9] | [1-9] [0-9]*)) ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+# Optional space: by convention, applied in this grammar after literal chars when allowed
+ws ::= ([ \t\n] ws)?
+'''
+RUNNER_STOPPED = ("model runner has unexpectedly stopped, this may be due to resource limitations "
+                  "or an internal error, check ollama server logs for details")
+JSON_CT = "application/json; charset=utf-8"
+
+
+# === Go-compatible encoding ===================================================
+
+def go_json(obj, floats=False):
+    """encoding/json output: compact, HTML-safe, U+2028/U+2029 escaped."""
+    s = json.dumps(_mark(obj) if floats else obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if floats:
+        s = re.sub(r'"\\u0000GF([-+.e0-9]+)\\u0000"', r"\1", s)
+    for a, b in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                 ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        s = s.replace(a, b)
+    return s
+
+
+def go_float32(f):
+    """The text encoding/json writes for a float32 value."""
+    digits = next(s for p in range(1, 10) for s in ["%.*g" % (p, f)]
+                  if struct.pack("<f", float(s)) == struct.pack("<f", f))
+    a = abs(f32(f))
+    if a != 0 and (a < f32(1e-6) or a >= f32(1e21)):
+        m, e = ("%.*e" % (max(len(Decimal(digits).as_tuple().digits) - 1, 0), f)).split("e")
+        return "%se%s%d" % (m, "-" if int(e) < 0 else "+", abs(int(e)))
+    return format(Decimal(digits).normalize(), "f")
+
+
+class GoFloat32(str):
+    """Marks a float32 for go_json, which writes it as a bare number."""
+
+
+def _mark(obj):
+    if isinstance(obj, GoFloat32):
+        return "\x00GF" + obj + "\x00"
+    if isinstance(obj, dict):
+        return {k: _mark(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_mark(v) for v in obj]
+    return obj
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def go_quote(s):
+    """strconv.Quote."""
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in "\a\b\f\n\r\t\v":
+            out.append("\\" + "abfnrtv"["\a\b\f\n\r\t\v".index(ch)])
+        elif o < 0x20 or o == 0x7F:
+            out.append("\\x%02x" % o)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append("\\u%04x" % o if o < 0x10000 else "\\U%08x" % o)
+    return "".join(out) + '"'
+
+
+def go_time(ns=None, utc=True):
+    """time.Time JSON: RFC 3339, nanoseconds with trailing zeros trimmed."""
+    ns = time.time_ns() if ns is None else ns
+    sec, frac = divmod(ns, 1_000_000_000)
+    if utc:
+        base, zone = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)), "Z"
+    else:
+        lt = time.localtime(sec)
+        base, off = time.strftime("%Y-%m-%dT%H:%M:%S", lt), lt.tm_gmtoff
+        zone = "Z" if off == 0 else "%s%02d:%02d" % ("-" if off < 0 else "+", abs(off) // 3600, abs(off) % 3600 // 60)
+    fs = ("%09d" % frac).rstrip("0")
+    return base + ("." + fs if fs else "") + zone
+
+
+# === request decoding (encoding/json error texts) =============================
+
+class HTTPFail(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _go_char(c):
+    return "'\\''" if c == "'" else "'\"'" if c == '"' else "'" + go_quote(c)[1:-1] + "'"
+
+
+def go_syntax_error(text):
+    """The error encoding/json's Decoder reports for the first invalid JSON value."""
+    i, n = 0, len(text)
+    ws = " \t\r\n"
+
+    def skip(i):
+        while i < n and text[i] in ws:
+            i += 1
+        return i
+
+    def bad(i, ctx):
+        raise HTTPFail(400, "invalid character %s %s" % (_go_char(text[i]), ctx))
+
+    def need(i):
+        if i >= n:
+            raise HTTPFail(400, "unexpected EOF")
+
+    def value(i, ctx="looking for beginning of value"):
+        i = skip(i)
+        need(i)
+        c = text[i]
+        if c == "{":
+            i = skip(i + 1)
+            need(i)
+            if text[i] == "}":
+                return i + 1
+            while True:
+                need(i)
+                if text[i] != '"':
+                    bad(i, "looking for beginning of object key string")
+                i = skip(string(i))
+                need(i)
+                if text[i] != ":":
+                    bad(i, "after object key")
+                i = skip(value(i + 1))
+                need(i)
+                if text[i] == "}":
+                    return i + 1
+                if text[i] != ",":
+                    bad(i, "after object key:value pair")
+                i = skip(i + 1)
+        if c == "[":
+            i = skip(i + 1)
+            need(i)
+            if text[i] == "]":
+                return i + 1
+            while True:
+                i = skip(value(i))
+                need(i)
+                if text[i] == "]":
+                    return i + 1
+                if text[i] != ",":
+                    bad(i, "after array element")
+                i += 1
+        if c == '"':
+            return string(i)
+        if c == "-" or c.isdigit():
+            m = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?").match(text, i)
+            j = m.end() if m else i
+            if j == i or text[j - 1] == "-":
+                need(i + 1)
+                bad(i + 1, "in numeric literal")
+            if j < n and text[j] in ".eE":
+                need(j + 1)
+                bad(j + 1, "after decimal point in numeric literal" if text[j] == "." else "in exponent of numeric literal")
+            return j
+        for lit in ("true", "false", "null"):
+            if c == lit[0]:
+                for k, want in enumerate(lit[1:], 1):
+                    need(i + k)
+                    if text[i + k] != want:
+                        bad(i + k, "in literal %s (expecting %s)" % (lit, _go_char(want)))
+                return i + len(lit)
+        bad(i, ctx)
+
+    def string(i):
+        i += 1
+        while True:
+            need(i)
+            c = text[i]
+            if c == '"':
+                return i + 1
+            if c == "\\":
+                need(i + 1)
+                if text[i + 1] == "u":
+                    for k in range(2, 6):
+                        need(i + k)
+                        if text[i + k] not in "0123456789abcdefABCDEF":
+                            bad(i + k, "in \\u hexadecimal character escape")
+                    i += 6
+                    continue
+                if text[i + 1] not in '"\\/bfnrt':
+                    bad(i + 1, "in string escape code")
+                i += 2
+                continue
+            if ord(c) < 0x20:
+                bad(i, "in string literal")
+            i += 1
+
+    value(0)
+    raise HTTPFail(400, "unexpected EOF")
+
+
+JSON_KIND = {str: "string", bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
+# Top-level request fields encoding/json checks by type (Go type name shown in errors).
+FIELD_TYPES = {
+    "model": (str, "string"), "prompt": (str, "string"), "suffix": (str, "string"),
+    "system": (str, "string"), "template": (str, "string"), "messages": (list, "[]api.Message"),
+    "stream": (bool, "bool"), "raw": (bool, "bool"), "truncate": (bool, "bool"), "shift": (bool, "bool"),
+    "logprobs": (bool, "bool"), "_debug_render_only": (bool, "bool"), "tools": (list, "api.Tools"),
+    "options": (dict, "map[string]interface {}"), "top_logprobs": (int, "int"),
+    "context": (list, "[]int"), "images": (list, "[]api.ImageData"),
+}
+
+
+def decode_request(body, struct_name):
+    """Decode a request body as Ollama's gin handlers do; returns (dict, raw field texts)."""
+    text = body.decode("utf-8", errors="replace")
+    if not text.strip(" \t\r\n"):
+        raise HTTPFail(400, "missing request body")
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    dec = json.JSONDecoder()
+    try:
+        obj, _ = dec.raw_decode(text, start)
+    except ValueError:
+        go_syntax_error(text)
+    if obj is None:
+        return {}, {}
+    if not isinstance(obj, dict):
+        raise HTTPFail(400, "json: cannot unmarshal %s into Go value of type api.%s" % (JSON_KIND[type(obj)], struct_name))
+    raw = {}
+    if "format" in obj:  # json.RawMessage keeps the exact bytes
+        i = start + 1
+        while True:
+            i = len(text) - len(text[i:].lstrip(" \t\r\n,"))
+            if text[i] == "}":
+                break
+            key, i = dec.raw_decode(text, i)
+            i = len(text) - len(text[i:].lstrip(" \t\r\n:"))
+            vstart = i
+            _, i = dec.raw_decode(text, i)
+            if key == "format":
+                raw["format"] = text[vstart:i]
+    for key, val in obj.items():
+        if val is None or key not in FIELD_TYPES:
+            continue
+        want, goname = FIELD_TYPES[key]
+        ok = isinstance(val, want) and not (want is int and isinstance(val, bool))
+        if want is int and isinstance(val, float):
+            raise HTTPFail(400, "json: cannot unmarshal number %s into Go struct field %s.%s of type int" % (repr(val), struct_name, key))
+        if not ok:
+            raise HTTPFail(400, "json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (JSON_KIND[type(val)], struct_name, key, goname))
+    for m in obj.get("messages") or []:
+        if not isinstance(m, dict):
+            raise HTTPFail(400, "json: cannot unmarshal %s into Go value of type api.Alias" % JSON_KIND[type(m)])
+        for f in ("role", "content", "thinking", "tool_name", "tool_call_id"):
+            if m.get(f) is not None and not isinstance(m[f], str):
+                raise HTTPFail(400, "json: cannot unmarshal %s into Go struct field Alias.%s of type string" % (JSON_KIND[type(m[f])], f))
+        m["role"] = (m.get("role") or "").lower()
+    think = obj.get("think")
+    if think is not None and not isinstance(think, bool):
+        if not isinstance(think, str):
+            raise HTTPFail(400, 'think must be a boolean or string ("high", "medium", "low", "max", true, or false)')
+        if think not in ("high", "medium", "low", "max"):
+            raise HTTPFail(400, 'invalid think value: %s (must be "high", "medium", "low", "max", true, or false)' % go_quote(think))
+    obj["_keep_alive_zero"] = keep_alive_is_zero(obj.get("keep_alive"))
+    return obj, raw
+
+
+def keep_alive_is_zero(v):
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        if v is not None:
+            raise HTTPFail(400, "Unsupported type: '%s'" % {bool: "bool", list: "[]interface {}", dict: "map[string]interface {}"}[type(v)])
+        return False
+    if isinstance(v, str):
+        if not re.fullmatch(r"[-+]?(0|((\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)", v):
+            raise HTTPFail(400, "time: invalid duration %s" % go_quote(v))
+        return not re.search(r"[1-9]", v)
+    return v == 0
+
+
+# === the model ================================================================
+
+GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+TENSOR_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1",
+                10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K", 24: "I8",
+                25: "I16", 26: "I32", 27: "I64", 28: "F64", 30: "BF16"}
+FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+              11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
+              17: "Q5_K_M", 18: "Q6_K", 32: "BF16"}
+
+
+def read_gguf(path):
+    """GGUF metadata as Ollama's ggml.Decode sees it: (kv, tensors); arrays kept whole."""
+    with open(path, "rb") as f:
+        def rd(fmt):
+            return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
+
+        def rstr():
+            return f.read(rd("<Q")).decode("utf-8", errors="replace")
+
+        def rval(t):
+            if t == 8:
+                return rstr()
+            if t == 9:
+                et, count = rd("<I"), rd("<Q")
+                return [rval(et) for _ in range(count)]
+            v = rd(GGUF_SCALARS[t])
+            return GoFloat32(go_float32(v)) if t == 6 else v
+
+        if f.read(4) != b"GGUF":
+            raise ValueError("%s is not a GGUF file" % path)
+        rd("<I")
+        n_tensors, n_kv = rd("<Q"), rd("<Q")
+        kv = {}
+        for _ in range(n_kv):
+            key = rstr()
+            kv[key] = rval(rd("<I"))
+        tensors, params = [], 0
+        for _ in range(n_tensors):
+            name = rstr()
+            shape = [rd("<Q") for _ in range(rd("<I"))]
+            kind = rd("<I")
+            rd("<Q")
+            tensors.append({"name": name, "type": TENSOR_TYPES.get(kind, str(kind)), "shape": shape})
+            count = 1
+            for d in shape:
+                count *= d
+            params += count
+        kv["general.parameter_count"] = params
+    return kv, tensors
+
+
+def human_number(b):
+    if b >= 1_000_000_000:
+        x = b / 1e9
+        return "%.0fB" % x if x == int(x) else "%.1fB" % x
+    if b >= 1_000_000:
+        x = b / 1e6
+        return "%.0fM" % x if x == int(x) else "%.2fM" % x
+    return "%.0fK" % (b / 1e3) if b >= 1000 else str(b)
+
+
+NAME_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,79}")
+
+
+def parse_name(s):
+    """types/model.ParseName with Ollama's defaults; None when the name is invalid."""
+    s = s.split("@", 1)[0]
+    head, sep, tag = s.rpartition(":")
+    if not sep or "/" in tag:
+        head, tag = s, "latest"
+    parts = head.split("/")
+    if len(parts) > 3:
+        return None
+    parts = ["registry.ollama.ai", "library"][: 3 - len(parts)] + parts
+    host, ns, model = parts
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,349}", host) or not all(
+            NAME_PART.fullmatch(p) for p in (ns, model, tag)):
+        return None
+    return host, ns, model, tag
+
+
+def display_shortest(name):
+    host, ns, model, tag = name
+    if host.lower() != "registry.ollama.ai":
+        return "%s/%s/%s:%s" % name
+    return ("%s:%s" % (model, tag)) if ns.lower() == "library" else "%s/%s:%s" % (ns, model, tag)
+
+
+class Model:
+    def __init__(self, name, gguf):
+        self.name = name
+        self.parsed = parse_name(name)
+        self.full_name = "%s/%s/%s:%s" % self.parsed
+        self.gguf = gguf
+        self.kv, self.tensors = read_gguf(gguf) if gguf else ({}, [])
+        st = os.stat(gguf) if gguf else None
+        self.size = st.st_size if st else 0
+        self.modified_ns = st.st_mtime_ns if st else time.time_ns()
+        self.digest = __import__("hashlib").sha256(("%s %s %d" % (name, gguf, self.size)).encode()).hexdigest()
+        arch = self.kv.get("general.architecture", "gemma3")
+        self.details = {"parent_model": "", "format": "gguf", "family": arch, "families": [arch],
+                        "parameter_size": human_number(self.kv.get("general.parameter_count", 0)),
+                        "quantization_level": FILE_TYPES.get(self.kv.get("general.file_type"), "unknown")}
+
+    def matches(self, name):
+        return name is not None and tuple(p.lower() for p in name) == tuple(p.lower() for p in self.parsed)
+
+    def list_entry(self, with_caps=True):
+        e = {"name": self.name, "model": self.name, "modified_at": go_time(self.modified_ns, utc=False),
+             "size": self.size, "digest": self.digest, "details": self.details}
+        if with_caps:
+            e["capabilities"] = ["completion"]
+        return e
+
+    def show(self, verbose):
+        info = {k: (v if verbose or not isinstance(v, list) or not v else None)
+                for k, v in self.kv.items() if k not in ("general.name", "tokenizer.chat_template")}
+        params = "\n".join("%-30s %s" % (k, json.dumps(v)) for k, vs in sorted(MODEL_PARAMS.items())
+                           for v in (vs if isinstance(vs, list) else [vs]))
+        modelfile = ('# Modelfile generated by "ollama show"\n# To build a new Modelfile based on this, replace '
+                     'FROM with:\n# FROM %s\n\nFROM %s\nTEMPLATE """%s"""\n' % (self.name, self.gguf, TEMPLATE)
+                     + "".join("PARAMETER %s %s\n" % (k, v) for k, vs in sorted(MODEL_PARAMS.items())
+                               for v in (vs if isinstance(vs, list) else [vs])))
+        return {"modelfile": modelfile, "parameters": params, "template": TEMPLATE, "details": self.details,
+                "model_info": dict(sorted(info.items())), "tensors": self.tensors,
+                "capabilities": ["completion"], "modified_at": go_time(self.modified_ns, utc=False)}
+
+
+# === prompt rendering =========================================================
+
+def collate(msgs):
+    out = []
+    for m in msgs:
+        if out and out[-1]["role"] == m["role"] and m["role"] != "tool":
+            out[-1] = dict(out[-1], content=out[-1]["content"] + "\n\n" + m["content"])
+        else:
+            out.append({"role": m["role"], "content": m.get("content") or ""})
+    return out
+
+
+def render(msgs):
+    """The gemma3 TEMPLATE above, applied to Ollama's collated messages."""
+    msgs = collate(msgs)
+    out = []
+    for i, m in enumerate(msgs):
+        last = i == len(msgs) - 1
+        if m["role"] in ("user", "system"):
+            out.append("<start_of_turn>user\n%s<end_of_turn>\n" % m["content"])
+            if last:
+                out.append("<start_of_turn>model\n")
+        elif m["role"] == "assistant":
+            out.append("<start_of_turn>model\n%s" % m["content"] + ("" if last else "<end_of_turn>\n"))
+    return "".join(out)
