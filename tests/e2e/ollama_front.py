@@ -29,6 +29,7 @@ Not covered: images, embeddings, model management (pull/push/create/...),
 """
 
 import argparse
+import calendar
 import http.client
 import ipaddress
 import json
@@ -512,3 +513,414 @@ def render(msgs):
         elif m["role"] == "assistant":
             out.append("<start_of_turn>model\n%s" % m["content"] + ("" if last else "<end_of_turn>\n"))
     return "".join(out)
+
+
+# === options and the upstream call ============================================
+
+def merge_options(req_opts):
+    """api.DefaultOptions, then the model's parameters, then the request (Options.FromMap)."""
+    opts = dict(DEFAULT_OPTIONS)
+    for layer in (MODEL_PARAMS, req_opts or {}):
+        for key, val in layer.items():
+            if val is None or key not in DEFAULT_OPTIONS and key not in INT_OPTS and key != "use_mmap":
+                continue
+            if key in INT_OPTS:
+                if isinstance(val, bool) or not isinstance(val, (int, float)):
+                    raise HTTPFail(500, 'option "%s" must be of type integer' % key)
+                val = int(val)
+            elif key in FLOAT_OPTS:
+                if isinstance(val, bool) or not isinstance(val, (int, float)):
+                    raise HTTPFail(500, 'option "%s" must be of type float32' % key)
+                val = f32(float(val))
+            elif key == "use_mmap":
+                if not isinstance(val, bool):
+                    raise HTTPFail(500, 'option "%s" must be of type boolean' % key)
+            elif key == "stop":
+                if not isinstance(val, list):
+                    raise HTTPFail(500, 'option "%s" must be of type array' % key)
+                if not all(isinstance(s, str) for s in val):
+                    raise HTTPFail(500, 'option "%s" must be of an array of strings' % key)
+            opts[key] = val
+    return opts
+
+
+def f32_json(x):
+    """float32 values go to llama-server in Go's shortest float32 form."""
+    return float(go_float32(x))
+
+
+class Upstream:
+    """llama-server over HTTP; one connection per request so closing it stops generation."""
+
+    def __init__(self, url):
+        u = urllib.parse.urlsplit(url)
+        self.host, self.port = u.hostname, u.port or 80
+        self.num_ctx = None
+
+    def conn(self, timeout=None):
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def call(self, method, path, payload=None, timeout=30):
+        c = self.conn(timeout)
+        try:
+            body = json.dumps(payload).encode() if payload is not None else None
+            c.request(method, path, body=body, headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            data = r.read()
+            if r.status >= 400:
+                raise HTTPFail(500, "%s error: %s" % (path.strip("/"), data.decode(errors="replace")))
+            return json.loads(data)
+        except OSError:
+            raise HTTPFail(500, RUNNER_STOPPED)
+        finally:
+            c.close()
+
+    def context_length(self):
+        if self.num_ctx is None:
+            try:
+                props = self.call("GET", "/props")
+                self.num_ctx = int(props.get("default_generation_settings", {}).get("n_ctx") or 4096)
+            except (HTTPFail, ValueError, TypeError):
+                return 4096
+        return self.num_ctx
+
+    def tokenize(self, text):
+        return self.call("POST", "/tokenize", {"content": text}).get("tokens", [])
+
+    def detokenize(self, tokens):
+        return self.call("POST", "/detokenize", {"tokens": tokens}).get("content", "")
+
+    def completion(self, prompt, opts, fmt_raw, alive):
+        """llmServer.Completion: yields ("chunk", text) then ("done", metrics); raises HTTPFail."""
+        num_ctx = self.context_length()
+        n_predict = opts["num_predict"]
+        if n_predict < 0 or n_predict > 10 * num_ctx:
+            n_predict = 10 * num_ctx
+        req = {"prompt": prompt, "stream": True, "cache_prompt": True}
+        if n_predict:
+            req["n_predict"] = n_predict
+        if opts["num_keep"]:
+            req["n_keep"] = opts["num_keep"]
+        req.update(temperature=f32_json(opts["temperature"]), top_k=opts["top_k"], top_p=f32_json(opts["top_p"]),
+                   min_p=f32_json(opts["min_p"]))
+        if opts["stop"]:
+            req["stop"] = opts["stop"]
+        req.update(repeat_penalty=f32_json(opts["repeat_penalty"]), repeat_last_n=opts["repeat_last_n"],
+                   frequency_penalty=f32_json(opts["frequency_penalty"]),
+                   presence_penalty=f32_json(opts["presence_penalty"]))
+        if opts["typical_p"]:
+            req["typical_p"] = f32_json(opts["typical_p"])
+        req["seed"] = opts["seed"]
+        if fmt_raw not in (None, "", "null", '""'):
+            if fmt_raw == '"json"':
+                req["grammar"] = GRAMMAR_JSON
+            elif fmt_raw.startswith("{"):
+                req["json_schema"] = json.loads(fmt_raw)
+            else:
+                raise HTTPFail(500, 'invalid format: %s; expected "json" or a valid JSON Schema object' % go_quote(fmt_raw))
+        c = self.conn()
+        try:
+            try:
+                c.request("POST", "/completion", body=json.dumps(req, ensure_ascii=False).encode(),
+                          headers={"Content-Type": "application/json"})
+                r = c.getresponse()
+            except OSError:
+                raise HTTPFail(500, RUNNER_STOPPED)
+            if r.status >= 400:
+                raise HTTPFail(r.status, r.read().decode("utf-8", errors="replace").strip())
+            last, repeat, final = "", 0, None
+            while True:
+                line = r.readline()
+                if not line:
+                    break
+                line = line.rstrip(b"\r\n")
+                if not line or line.startswith(b":"):
+                    continue
+                if line.startswith(b"data: "):
+                    line = line[6:]
+                try:
+                    ev = json.loads(line)
+                except ValueError as e:
+                    raise HTTPFail(500, "error unmarshalling llama-server response: %s" % e)
+                content = ev.get("content") or ""
+                if content.strip() == last:
+                    repeat += 1
+                else:
+                    last, repeat = content.strip(), 0
+                if repeat > 30:
+                    return  # Ollama ends the response here, without a done chunk
+                if content and not ev.get("stop"):
+                    yield "chunk", content
+                    if not alive():
+                        return
+                if ev.get("stop"):
+                    t = ev.get("timings") or {}
+                    final = {"content": content,
+                             "done_reason": "length" if ev.get("stop_type") == "limit" else "stop",
+                             "prompt_eval_count": int(t.get("cache_n", 0)) + int(t.get("prompt_n", 0)),
+                             "prompt_eval_duration": int(float(t.get("prompt_ms", 0)) * 1e6),
+                             "eval_count": int(t.get("predicted_n", 0)),
+                             "eval_duration": int(float(t.get("predicted_ms", 0)) * 1e6)}
+                    break
+            if final is not None:
+                while r.readline():
+                    pass
+                yield "done", final
+        finally:
+            c.close()
+
+
+def metrics(final, start_ns, loaded_ns):
+    m = {"total_duration": time.monotonic_ns() - start_ns, "load_duration": loaded_ns - start_ns}
+    m.update((k, final[k]) for k in ("prompt_eval_count", "prompt_eval_duration", "eval_count", "eval_duration"))
+    return {k: v for k, v in m.items() if v}
+
+
+# === handlers (server/routes.go) ==============================================
+
+class Front:
+    def __init__(self, model, upstream):
+        self.model, self.up = model, upstream
+        self.last_used = None
+
+    def _resolve(self, name_str, empty_status, empty_msg):
+        if not name_str:
+            raise HTTPFail(empty_status, empty_msg)
+        name = parse_name(name_str)
+        if name is None:
+            raise HTTPFail(400, "invalid model name")
+        if not self.model.matches(name):
+            raise HTTPFail(404, "model '%s' not found" % name_str)
+
+    def _common(self, req, caps):
+        if req.get("think") and (req["think"] is True or isinstance(req["think"], str)):
+            raise HTTPFail(400, "%s does not support thinking" % go_quote(req["model"]))
+        if caps:
+            raise HTTPFail(400, "%s does not support %s" % (self.model.full_name, "\n".join(caps)))
+        return merge_options(req.get("options"))
+
+    def chat_prompt(self, msgs, truncate):
+        """server/prompt.go chatPrompt: drop the oldest messages until the prompt fits num_ctx."""
+        num_ctx, cur, system = self.up.context_length(), 0, []
+        if truncate:
+            for i in range(len(msgs)):
+                system = [m for m in msgs[:i] if m["role"] == "system"]
+                if len(self.up.tokenize(render(system + msgs[i:]))) <= num_ctx or i == len(msgs) - 1:
+                    cur = i
+                    break
+        return render(system + msgs[cur:])
+
+    def chat(self, req, raw, alive):
+        """ChatHandler: returns (immediate response or None, generator of chunks)."""
+        start = time.monotonic_ns()
+        if not 0 <= req.get("top_logprobs", 0) <= 20:
+            raise HTTPFail(400, "top_logprobs must be between 0 and 20")
+        self._resolve(req.get("model"), 400, "model is required")
+        msgs = [m for m in (req.get("messages") or [])]
+        name = req["model"]
+        if not msgs and req["_keep_alive_zero"]:
+            return self._short(name, "unload", chat=True), None
+        opts = self._common(req, ["tools"] if req.get("tools") else [])
+        self.last_used = time.time_ns()
+        loaded = time.monotonic_ns()
+        if not msgs:
+            return self._short(name, "load", chat=True), None
+        prompt = self.chat_prompt([{"role": m["role"], "content": m.get("content") or ""} for m in msgs],
+                                  req.get("truncate", True) is not False)
+
+        def gen():
+            for kind, val in self.up.completion(prompt, opts, raw.get("format"), alive):
+                res = {"model": name, "created_at": go_time(), "message": {"role": "assistant"}, "done": kind == "done"}
+                res["message"]["content"] = val if kind == "chunk" else val["content"]
+                if kind == "done":
+                    res["done_reason"] = val["done_reason"]
+                    res.update(metrics(val, start, loaded))
+                yield res
+        return None, gen()
+
+    def generate(self, req, raw, alive):
+        """GenerateHandler."""
+        start = time.monotonic_ns()
+        if not 0 <= req.get("top_logprobs", 0) <= 20:
+            raise HTTPFail(400, "top_logprobs must be between 0 and 20")
+        name = req.get("model") or ""
+        self._resolve(name, 404, "model '' not found")
+        prompt = req.get("prompt") or ""
+        if not prompt and req["_keep_alive_zero"]:
+            return self._short(name, "unload", chat=False), None
+        if req.get("raw") and (req.get("template") or req.get("system") or req.get("context")):
+            raise HTTPFail(400, "raw mode does not support template, system, or context")
+        opts = self._common(req, ["insert"] if req.get("suffix") else [])
+        self.last_used = time.time_ns()
+        loaded = time.monotonic_ns()
+        if not prompt:
+            return self._short(name, "load", chat=False), None
+        if req.get("template"):
+            raise HTTPFail(500, "template overrides are not supported by this front")
+        if not req.get("raw"):
+            msgs = ([{"role": "system", "content": req["system"]}] if req.get("system") else [])
+            prompt = self.chat_prompt(msgs + [{"role": "user", "content": prompt}], req.get("truncate", True) is not False)
+            if req.get("context") is not None:
+                prompt = self.up.detokenize(req["context"]) + prompt
+
+        def gen():
+            text = []
+            for kind, val in self.up.completion(prompt, opts, raw.get("format"), alive):
+                res = {"model": name, "created_at": go_time(), "response": val if kind == "chunk" else val["content"],
+                       "done": kind == "done"}
+                text.append(res["response"])
+                if kind == "done":
+                    res["done_reason"] = val["done_reason"]
+                    if not req.get("raw"):
+                        res["context"] = self.up.tokenize(prompt + "".join(text))
+                    res.update(metrics(val, start, loaded))
+                yield res
+        return None, gen()
+
+    @staticmethod
+    def _short(name, reason, chat):
+        res = {"model": name, "created_at": go_time()}
+        res.update({"message": {"role": "assistant", "content": ""}} if chat else {"response": ""})
+        res.update(done=True, done_reason=reason)
+        return res
+
+    def show(self, req):
+        name_str = req.get("model") or req.get("name")
+        if not name_str:
+            raise HTTPFail(400, "model is required")
+        name = parse_name(name_str)
+        if name is None:
+            raise HTTPFail(400, "invalid model name")
+        if not self.model.matches(name):
+            raise HTTPFail(404, "model '%s' not found" % display_shortest(name))
+        return self.model.show(bool(req.get("verbose")))
+
+    def ps(self):
+        if self.last_used is None:
+            return {"models": []}
+        e = self.model.list_entry(with_caps=False)
+        del e["modified_at"]
+        e.update(expires_at=go_time(self.last_used + 300 * 10**9, utc=False), size_vram=0,
+                 context_length=self.up.context_length())
+        return {"models": [e]}
+
+
+def merge_chunks(chunks, chat):
+    """The non-streaming path: concatenate text, keep everything else from the last chunk."""
+    last, text = None, []
+    for res in chunks:
+        text.append(res["message"]["content"] if chat else res["response"])
+        last = res
+    if last is None:  # stream ended without any chunk: Go's zero value
+        last = {"model": "", "created_at": "0001-01-01T00:00:00Z"}
+        last.update({"message": {"role": "", "content": ""}} if chat else {"response": ""})
+        last["done"] = False
+    if chat:
+        last["message"]["content"] = "".join(text)
+    else:
+        last["response"] = "".join(text)
+    return last
+
+
+# === OpenAI compatibility (middleware/openai.go, openai/openai.go) ============
+
+def oai_error(status, message):
+    etype = {400: "invalid_request_error", 404: "not_found_error"}.get(status, "api_error")
+    return {"error": {"message": message, "type": etype, "param": None, "code": None}}
+
+
+def go_type_name(v):
+    return {type(None): "<nil>", bool: "bool", int: "float64", float: "float64", str: "string",
+            list: "[]interface {}", dict: "map[string]interface {}"}[type(v)]
+
+
+def from_chat_request(r):
+    """openai.FromChatRequest: returns (api.ChatRequest dict, raw format text)."""
+    msgs = []
+    for m in r.get("messages") or []:
+        if not isinstance(m, dict):
+            raise HTTPFail(400, "json: cannot unmarshal %s into Go struct field ChatCompletionRequest.messages "
+                                "of type openai.Message" % JSON_KIND[type(m)])
+        role, content = (m.get("role") or "").lower(), m.get("content")
+        calls = m.get("tool_calls")
+        for tc in calls or []:
+            try:
+                json.loads((tc.get("function") or {}).get("arguments") or "")
+            except ValueError:
+                raise HTTPFail(400, "invalid tool call arguments")
+        if isinstance(content, str):
+            msgs.append({"role": role, "content": content})
+        elif isinstance(content, list):
+            for part in content:
+                if not isinstance(part, dict) or part.get("type") not in ("text", "image_url", "input_audio"):
+                    raise HTTPFail(400, "invalid message format")
+                if part["type"] == "text":
+                    if not isinstance(part.get("text"), str):
+                        raise HTTPFail(400, "invalid message format")
+                    msgs.append({"role": role, "content": part["text"]})
+                else:
+                    url = part.get("image_url")
+                    url = url.get("url") if isinstance(url, dict) else url
+                    if isinstance(url, str) and url.startswith(("http://", "https://")):
+                        raise HTTPFail(400, "image URLs are not currently supported, please use base64 encoded data instead")
+                    msgs.append({"role": role, "content": ""})
+        elif calls is None:
+            raise HTTPFail(400, "invalid message content type: %s" % go_type_name(content))
+        else:
+            msgs.append({"role": role, "content": ""})
+    opts = {}
+    stop = r.get("stop")
+    if isinstance(stop, str):
+        opts["stop"] = [stop]
+    elif isinstance(stop, list):
+        opts["stop"] = [s for s in stop if isinstance(s, str)]
+    if r.get("max_tokens") is not None:
+        opts["num_predict"] = r["max_tokens"]
+    opts["temperature"] = r["temperature"] if r.get("temperature") is not None else 1.0
+    for k in ("seed", "frequency_penalty", "presence_penalty"):
+        if r.get(k) is not None:
+            opts[k] = r[k]
+    opts["top_p"] = r["top_p"] if r.get("top_p") is not None else 1.0
+    fmt = None
+    rf = r.get("response_format")
+    if isinstance(rf, dict):
+        kind = str(rf.get("type") or "").strip().lower()
+        if kind == "json_object":
+            fmt = '"json"'
+        elif kind == "json_schema" and isinstance(rf.get("json_schema"), dict) and "schema" in rf["json_schema"]:
+            fmt = go_json(rf["json_schema"]["schema"])
+    effort = (r.get("reasoning") or {}).get("effort") if isinstance(r.get("reasoning"), dict) else r.get("reasoning_effort")
+    think = None
+    if effort:
+        if effort not in ("none", "minimal", "low", "medium", "high", "max", "xhigh", "ultra"):
+            raise HTTPFail(400, 'invalid reasoning value: %s (must be "minimal", "low", "medium", "high", "xhigh", '
+                                '"ultra", "max", or "none")' % go_quote(effort))
+        think = effort != "none"
+    req = {"model": r.get("model") or "", "messages": msgs, "options": opts, "stream": bool(r.get("stream")),
+           "tools": r.get("tools"), "think": think, "_keep_alive_zero": False}
+    return req, {"format": fmt}
+
+
+def unix_of(ts):
+    if ts.startswith("0001-01-01"):
+        return -62135596800
+    return calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S"))
+
+
+def to_chat_completion(cid, res):
+    reason = res.get("done_reason") or None
+    return {"id": cid, "object": "chat.completion", "created": unix_of(res["created_at"]),
+            "model": res["model"], "system_fingerprint": "fp_ollama",
+            "choices": [{"index": 0, "message": {"role": res["message"]["role"], "content": res["message"]["content"]},
+                         "finish_reason": reason}],
+            "usage": usage(res)}
+
+
+def usage(res):
+    p, c = res.get("prompt_eval_count", 0), res.get("eval_count", 0)
+    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+
+def chunk(cid, created, res, delta, finish=None):
+    return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": res["model"],
+            "system_fingerprint": "fp_ollama", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
