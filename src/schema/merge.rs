@@ -105,9 +105,9 @@ fn merge_types(a: &Value, b: &Value) -> Option<Value> {
     for t in &la {
         if lb.contains(t) {
             out.push(t.clone());
-        } else if t == "integer" && lb.iter().any(|x| x == "number") {
-            out.push("integer".into());
-        } else if t == "number" && lb.iter().any(|x| x == "integer") {
+        } else if (t == "integer" && lb.iter().any(|x| x == "number"))
+            || (t == "number" && lb.iter().any(|x| x == "integer"))
+        {
             out.push("integer".into());
         }
     }

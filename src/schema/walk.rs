@@ -376,19 +376,22 @@ impl<'a> Walker<'a> {
 
 /// `v` plus a `null` alternative.
 fn add_null(v: Value) -> Value {
-    let null = serde_json::json!({"type": "null"});
+    let null_schema = serde_json::json!({"type": "null"});
     if is_any_value(&v) {
         return v;
     }
     if let Value::Object(mut m) = v.clone()
         && let Some(Value::Array(alts)) = m.get_mut("anyOf")
     {
-        if !alts.contains(&null) {
-            alts.push(null);
+        if !alts.contains(&null_schema) {
+            alts.push(null_schema);
         }
         return Value::Object(m);
     }
-    serde_json::json!({"anyOf": [v, null]})
+    Value::Object(Map::from_iter([(
+        "anyOf".to_string(),
+        Value::Array(vec![v, null_schema]),
+    )]))
 }
 
 /// The branches of a node that is only an `anyOf` (plus annotations).

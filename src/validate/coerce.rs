@@ -116,11 +116,12 @@ impl Coercer<'_> {
                 .collect(),
             _ => Vec::new(),
         };
-        if !types.is_empty() && !types.iter().any(|t| type_matches(v, t)) {
-            if let Some(nv) = types.iter().find_map(|t| convert(v, t)) {
-                *v = nv;
-                self.note("coerced_types");
-            }
+        if !types.is_empty()
+            && !types.iter().any(|t| type_matches(v, t))
+            && let Some(nv) = types.iter().find_map(|t| convert(v, t))
+        {
+            *v = nv;
+            self.note("coerced_types");
         }
         if let (Some(Value::Array(values)), Value::String(s)) = (sm.get("enum"), &*v)
             && !values.contains(v)
