@@ -1,18 +1,120 @@
-//! Thinking emulation (placeholder).
-use serde_json::{Value, json};
+//! Thinking emulation for models without the "thinking" capability.
+//!
+//! With `think: true`, augur constrains the answer to
+//! `{"reasoning": string, "answer": …}` with the reasoning field first, so
+//! the model writes its reasoning before the answer. [`split_think`] takes the
+//! two apart again.
 
-pub fn think_schema(answer: Option<&Value>, json_answer: bool) -> Value {
-    let answer = match (answer, json_answer) {
-        (Some(a), _) => a.clone(),
-        (None, true) => json!({"type": "object"}),
-        (None, false) => json!({"type": "string"}),
-    };
-    json!({"type":"object","properties":{"reasoning":{"type":"string"},"answer":answer},"required":["reasoning","answer"]})
+use serde_json::{Map, Value, json};
+
+use super::Format;
+
+/// Field holding the emulated thinking text (generated first).
+pub const REASONING_FIELD: &str = "reasoning";
+/// Field holding the answer proper.
+pub const ANSWER_FIELD: &str = "answer";
+/// Bound on the reasoning text; also stops run-on strings. Stays well below
+/// the grammar engine's repetition limit (2000).
+pub const REASONING_MAX_LENGTH: u64 = 1500;
+
+/// The schema asked for when emulating thinking. `answer` is the schema of
+/// the answer field (pass the sanitized client schema for the grammar, the
+/// original one for validation); `None` = a plain string answer.
+pub fn think_schema(answer: Option<&Value>) -> Value {
+    let answer = answer.cloned().unwrap_or_else(|| json!({"type": "string"}));
+    let mut props = Map::new();
+    props.insert(
+        REASONING_FIELD.into(),
+        json!({"type": "string", "maxLength": REASONING_MAX_LENGTH}),
+    );
+    props.insert(ANSWER_FIELD.into(), answer);
+    json!({
+        "type": "object",
+        "properties": Value::Object(props),
+        "required": [REASONING_FIELD, ANSWER_FIELD],
+        "additionalProperties": false
+    })
 }
 
-pub fn split_think(v: &Value) -> Option<(String, Value)> {
-    Some((
-        v.get("reasoning")?.as_str()?.to_string(),
-        v.get("answer")?.clone(),
-    ))
+/// The answer schema for a normalized client format: JSON mode answers an
+/// object, a schema answers that schema, no format answers a string.
+pub fn answer_schema(format: Option<&Format>) -> Option<Value> {
+    match format {
+        None => None,
+        Some(Format::Json) => Some(json!({"type": "object"})),
+        Some(Format::Schema(s)) => Some(s.clone()),
+    }
+}
+
+/// [`think_schema`] for a normalized client format.
+pub fn think_schema_for(format: Option<&Format>) -> Value {
+    think_schema(answer_schema(format).as_ref())
+}
+
+/// Split an emulated-thinking value into (thinking, answer). `None` when
+/// `value` is not an object with a string reasoning field and an answer.
+pub fn split_think(value: &Value) -> Option<(String, Value)> {
+    let m = value.as_object()?;
+    let thinking = m.get(REASONING_FIELD)?.as_str()?.to_string();
+    let answer = m.get(ANSWER_FIELD)?.clone();
+    Some((thinking, answer))
+}
+
+/// The answer as message content: a string answer verbatim, anything else
+/// serialized as JSON.
+pub fn answer_text(answer: &Value) -> String {
+    match answer {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_comes_first() {
+        let s = think_schema(Some(
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        ));
+        let keys: Vec<&String> = s["properties"]
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["reasoning", "answer"]);
+        assert_eq!(
+            s["properties"]["answer"]["properties"]["a"]["type"],
+            "integer"
+        );
+        assert_eq!(s["required"], json!(["reasoning", "answer"]));
+        assert_eq!(
+            think_schema(None)["properties"]["answer"],
+            json!({"type": "string"})
+        );
+        assert_eq!(
+            think_schema_for(Some(&Format::Json))["properties"]["answer"],
+            json!({"type": "object"})
+        );
+    }
+
+    #[test]
+    fn split_returns_thinking_and_answer() {
+        let v = json!({"reasoning": "2+2 is 4", "answer": {"n": 4}});
+        assert_eq!(
+            split_think(&v),
+            Some(("2+2 is 4".to_string(), json!({"n": 4})))
+        );
+        assert_eq!(split_think(&json!({"answer": 1})), None);
+        assert_eq!(split_think(&json!([1])), None);
+        assert_eq!(answer_text(&json!("hi")), "hi");
+        assert_eq!(answer_text(&json!({"n": 4})), r#"{"n":4}"#);
+    }
+
+    #[test]
+    fn think_schema_is_grammar_safe() {
+        let s = think_schema(Some(&json!({"type": "object"})));
+        let sanitized = crate::schema::sanitize(&s).map(|x| x.schema);
+        assert_eq!(sanitized, Ok(s));
+    }
 }

@@ -105,7 +105,10 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
             answer_schema,
             json_answer,
         } => {
-            let schema = crate::format::think::think_schema(answer_schema.as_ref(), *json_answer);
+            let answer = answer_schema
+                .clone()
+                .or_else(|| json_answer.then(|| json!({"type": "object"})));
+            let schema = crate::format::think::think_schema(answer.as_ref());
             let parsed = checks::parse(text, Some(&schema), validators, repair);
             let mut interp = Interp {
                 content: text.to_string(),

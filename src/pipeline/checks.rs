@@ -17,63 +17,27 @@ pub struct Parsed {
     pub violations: Vec<Violation>,
 }
 
-/// Parse `text` as JSON and validate it against `schema` (`None` = any
-/// JSON object, as JSON mode promises).
+/// Parse `text` as JSON (repairing it when allowed) and validate it
+/// against `schema` (`None` = any JSON object, as JSON mode promises).
 pub fn parse(text: &str, schema: Option<&Value>, validators: &Validators, repair: bool) -> Parsed {
-    let value = serde_json::from_str::<Value>(text.trim()).ok();
-    let _ = repair;
-    match value {
-        None => Parsed {
-            value: None,
-            repairs: Vec::new(),
-            violations: vec![Violation {
-                pointer: String::new(),
-                message: "answer is not valid JSON".to_string(),
-            }],
-        },
-        Some(v) => {
-            let violations = match schema {
-                Some(s) => validators.validate(s, &v),
-                None if !v.is_object() => vec![Violation {
-                    pointer: String::new(),
-                    message: "answer is not a JSON object".to_string(),
-                }],
-                None => Vec::new(),
-            };
-            Parsed {
-                value: Some(v),
-                repairs: Vec::new(),
-                violations,
-            }
-        }
+    let object = serde_json::json!({"type": "object"});
+    let schema = schema.unwrap_or(&object);
+    let outcome = crate::validate::parse_and_repair(text, Some(schema), validators, repair);
+    Parsed {
+        value: outcome.value,
+        repairs: outcome.repairs.into_iter().map(str::to_string).collect(),
+        violations: outcome.violations,
     }
 }
 
 /// The first few violations, as one line.
 pub fn describe(violations: &[Violation]) -> String {
-    violations
-        .iter()
-        .take(5)
-        .map(|v| {
-            if v.pointer.is_empty() {
-                v.message.clone()
-            } else {
-                format!("{}: {}", v.pointer, v.message)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+    crate::validate::format_violations(violations, 5)
 }
 
 /// The instruction sent with a retry.
 pub fn feedback(violations: &[Violation], truncated: bool) -> String {
-    if truncated {
-        return "Your previous answer was cut off before it was complete. Answer again, more briefly, with complete JSON that matches the schema.".to_string();
-    }
-    format!(
-        "Your previous answer was invalid: {}. Answer again with JSON that matches the schema.",
-        describe(violations)
-    )
+    crate::validate::retry_feedback(violations, truncated)
 }
 
 /// Violations of one tool call's arguments against the tool's schema.

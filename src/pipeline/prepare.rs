@@ -70,7 +70,7 @@ pub fn prepare(
         body.remove("think");
         body.insert(
             "format".into(),
-            crate::format::think::think_schema(grammar_answer.as_ref(), json_answer),
+            crate::format::think::think_schema(grammar_answer.as_ref()),
         );
         return Ok((
             body,

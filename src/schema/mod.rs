@@ -3,15 +3,37 @@
 //! [`sanitize`] turns any schema a client sends (in `format` or in a tool's
 //! `parameters`) into one the converter accepts while keeping every
 //! constraint it can enforce. The original schema is still what output is
-//! validated against.
+//! validated against. [`degrade`] gives a simpler schema for a retry after the
+//! upstream rejected a sanitized one.
+//!
+//! The output obeys the strictest of the converter generations in use
+//! (Ollama's vendored copy, llama-server's current `json-schema-to-grammar`
+//! and its `json-schema.cpp` front end): every sub-schema is an object, no
+//! `$ref`, `oneOf`, `allOf`, `not`, `if`, type lists or keyword-less schemas;
+//! patterns are anchored and escape-safe; counts are small non-negative
+//! integers; integer bounds are integers; enums are non-empty and bounded.
+
+mod degrade;
+mod keywords;
+mod merge;
+mod pattern;
+mod types;
+mod walk;
+
+#[cfg(test)]
+mod tests;
 
 use serde_json::Value;
+
+pub use degrade::degrade;
+pub use pattern::to_grammar_pattern;
+pub use types::{PRIMITIVES, TypeName, any_value, map_type_name};
 
 /// A grammar-safe schema plus what was changed to get it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sanitized {
     pub schema: Value,
-    /// Short human-readable notes, e.g. "resolved $ref #/$defs/Item".
+    /// Short human-readable notes, e.g. "/items: inlined $ref #/$defs/Item".
     pub changes: Vec<String>,
 }
 
@@ -21,15 +43,74 @@ pub struct Sanitized {
 pub struct SchemaError(pub String);
 
 /// Make `schema` acceptable to llama.cpp's json-schema-to-grammar.
+///
+/// Fails only when the root is neither an object nor a boolean.
 pub fn sanitize(schema: &Value) -> Result<Sanitized, SchemaError> {
+    if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
+        return Err(SchemaError(format!(
+            "a JSON Schema must be an object or a boolean, not {}",
+            types::type_of(schema)
+        )));
+    }
+    let mut walker = walk::Walker::new(schema);
+    let schema = match walker.walk(schema, "", 0) {
+        walk::Out::Schema(v) => v,
+        walk::Out::Never => {
+            walker.note("", "schema accepts nothing -> any value");
+            any_value()
+        }
+    };
     Ok(Sanitized {
-        schema: schema.clone(),
-        changes: Vec::new(),
+        schema,
+        changes: walker.changes,
     })
 }
 
-/// A simpler schema for a degraded retry after the upstream rejected the
-/// sanitized one; `None` when the only step left is plain JSON mode.
-pub fn degrade(_schema: &Value) -> Option<Value> {
-    None
+/// The first `type` string anywhere in `schema` that maps to no JSON type,
+/// as (JSON pointer of the schema node, type name). `None` when every type
+/// is known or mappable (see [`map_type_name`]).
+pub fn find_unknown_type(schema: &Value) -> Option<(String, String)> {
+    fn visit(v: &Value, path: &str, depth: usize) -> Option<(String, String)> {
+        if depth > 64 {
+            return None;
+        }
+        match v {
+            Value::Object(m) => {
+                let bad = |t: &Value| {
+                    t.as_str()
+                        .filter(|s| map_type_name(s) == TypeName::Unknown)
+                        .map(str::to_string)
+                };
+                match m.get("type") {
+                    Some(t @ Value::String(_)) => {
+                        if let Some(s) = bad(t) {
+                            return Some((path.to_string(), s));
+                        }
+                    }
+                    Some(Value::Array(ts)) => {
+                        if let Some(s) = ts.iter().find_map(bad) {
+                            return Some((path.to_string(), s));
+                        }
+                    }
+                    _ => {}
+                }
+                m.iter().find_map(|(k, x)| {
+                    if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                        return None;
+                    }
+                    visit(
+                        x,
+                        &format!("{path}/{}", keywords::escape_pointer(k)),
+                        depth + 1,
+                    )
+                })
+            }
+            Value::Array(xs) => xs
+                .iter()
+                .enumerate()
+                .find_map(|(i, x)| visit(x, &format!("{path}/{i}"), depth + 1)),
+            _ => None,
+        }
+    }
+    visit(schema, "", 0)
 }

@@ -92,7 +92,7 @@ fn single_tool_has_no_anyof_and_required_has_no_answer() {
             "name":{"type":"string","const":"get_weather"},
             "arguments":{"type":"object","properties":{
                 "city":{"type":"string","description":"City name"},
-                "unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city"]}},
+                "unit":{"enum":["celsius","fahrenheit"]}},"required":["city"]}},
             "required":["name","arguments"]}},"required":["tool_call"]})
     );
 }

@@ -1,6 +1,24 @@
 //! Output validation: compiled-once validators and JSON Schema violations.
+//!
+//! [`Validators`] compiles each distinct schema once (keyed by the SHA-256 of
+//! its canonical JSON) and reports [`Violation`]s with JSON pointers into the
+//! instance. Repair of model output lives in [`repair`] and [`coerce`].
+
+pub mod coerce;
+pub mod repair;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+pub use coerce::coerce_to_schema;
+pub use repair::{RepairOutcome, parse_and_repair, retry_feedback};
 
 /// One violation, with a JSON pointer into the instance.
 #[derive(Debug, Clone, PartialEq)]
@@ -9,18 +27,151 @@ pub struct Violation {
     pub message: String,
 }
 
+type Compiled = Result<Arc<jsonschema::Validator>, Arc<str>>;
+
 /// Cache of compiled validators, keyed by schema.
-#[derive(Clone, Default)]
-pub struct Validators {}
+#[derive(Clone)]
+pub struct Validators {
+    cache: moka::sync::Cache<[u8; 32], Compiled>,
+    compilations: Arc<AtomicU64>,
+}
+
+impl Default for Validators {
+    fn default() -> Self {
+        Self::new(1024)
+    }
+}
+
+impl std::fmt::Debug for Validators {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Validators")
+            .field("entries", &self.cache.entry_count())
+            .field("compilations", &self.compilations())
+            .finish()
+    }
+}
+
+/// SHA-256 of the canonical (sorted-key) JSON of `schema`.
+pub fn schema_key(schema: &Value) -> [u8; 32] {
+    let mut h = Sha256::new();
+    canonical(schema, &mut h);
+    h.finalize().into()
+}
+
+fn canonical(v: &Value, h: &mut Sha256) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            h.update(b"{");
+            for k in keys {
+                h.update(Value::String(k.clone()).to_string().as_bytes());
+                h.update(b":");
+                if let Some(x) = m.get(k) {
+                    canonical(x, h);
+                }
+                h.update(b",");
+            }
+            h.update(b"}");
+        }
+        Value::Array(xs) => {
+            h.update(b"[");
+            for x in xs {
+                canonical(x, h);
+                h.update(b",");
+            }
+            h.update(b"]");
+        }
+        other => h.update(other.to_string().as_bytes()),
+    }
+}
 
 impl Validators {
     /// Validators for up to `capacity` distinct schemas.
-    pub fn new(_capacity: u64) -> Self {
-        Self {}
+    pub fn new(capacity: u64) -> Self {
+        Self {
+            cache: moka::sync::Cache::new(capacity.max(1)),
+            compilations: Arc::new(AtomicU64::new(0)),
+        }
     }
 
-    /// Violations of `instance` against `schema` (empty = valid).
-    pub fn validate(&self, _schema: &Value, _instance: &Value) -> Vec<Violation> {
-        Vec::new()
+    /// How many schemas have been compiled so far (cache misses).
+    pub fn compilations(&self) -> u64 {
+        self.compilations.load(Ordering::Relaxed)
     }
+
+    /// The compiled validator for `schema`, compiling it on first use. A
+    /// schema that cannot be compiled is remembered as such.
+    pub fn compile(&self, schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
+        let key = schema_key(schema);
+        let compiled = self.cache.get_with(key, || {
+            self.compilations.fetch_add(1, Ordering::Relaxed);
+            jsonschema::options()
+                .should_validate_formats(true)
+                .build(schema)
+                .map(Arc::new)
+                .map_err(|e| Arc::from(e.to_string()))
+        });
+        compiled.map_err(|e| e.to_string())
+    }
+
+    /// Violations of `instance` against `schema` (empty = valid). A schema
+    /// that cannot be compiled constrains nothing.
+    pub fn validate(&self, schema: &Value, instance: &Value) -> Vec<Violation> {
+        let Ok(v) = self.compile(schema) else {
+            return Vec::new();
+        };
+        v.iter_errors(instance)
+            .map(|e| {
+                let mut pointer = e.instance_path().as_str().to_string();
+                if let jsonschema::error::ValidationErrorKind::Required { property } = e.kind()
+                    && let Some(name) = property.as_str()
+                {
+                    pointer.push('/');
+                    pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+                }
+                Violation {
+                    pointer,
+                    message: e.to_string(),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether `instance` satisfies `schema`.
+    pub fn is_valid(&self, schema: &Value, instance: &Value) -> bool {
+        match self.compile(schema) {
+            Ok(v) => v.is_valid(instance),
+            Err(_) => true,
+        }
+    }
+}
+
+/// The first `max` violations as one line, e.g.
+/// `/age: "five" is not of type "integer"; /name: "name" is a required property`.
+pub fn format_violations(violations: &[Violation], max: usize) -> String {
+    let mut parts: Vec<String> = violations
+        .iter()
+        .take(max)
+        .map(|v| {
+            let at = if v.pointer.is_empty() {
+                "/"
+            } else {
+                &v.pointer
+            };
+            format!("{at}: {}", shorten(&v.message, 200))
+        })
+        .collect();
+    if violations.len() > max {
+        parts.push(format!("and {} more", violations.len() - max));
+    }
+    parts.join("; ")
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max.saturating_sub(3)).collect();
+    format!("{cut}...")
 }

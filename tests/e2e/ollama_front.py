@@ -39,7 +39,6 @@ import select
 import socket
 import struct
 import sys
-import threading
 import time
 import urllib.parse
 from decimal import Decimal
@@ -180,7 +179,7 @@ def _go_char(c):
 
 def go_syntax_error(text):
     """The error encoding/json's Decoder reports for the first invalid JSON value."""
-    i, n = 0, len(text)
+    n = len(text)
     ws = " \t\r\n"
 
     def skip(i):
@@ -293,7 +292,11 @@ FIELD_TYPES = {
 }
 
 
-def decode_request(body, struct_name):
+OAI_FIELD_TYPES = {"model": (str, "string"), "messages": (list, "[]openai.Message"), "stream": (bool, "bool"),
+                   "tools": (list, "[]api.Tool"), "top_logprobs": (int, "int")}
+
+
+def decode_request(body, struct_name, native=True):
     """Decode a request body as Ollama's gin handlers do; returns (dict, raw field texts)."""
     text = body.decode("utf-8", errors="replace")
     if not text.strip(" \t\r\n"):
@@ -321,15 +324,18 @@ def decode_request(body, struct_name):
             _, i = dec.raw_decode(text, i)
             if key == "format":
                 raw["format"] = text[vstart:i]
+    fields = FIELD_TYPES if native else OAI_FIELD_TYPES
     for key, val in obj.items():
-        if val is None or key not in FIELD_TYPES:
+        if val is None or key not in fields:
             continue
-        want, goname = FIELD_TYPES[key]
+        want, goname = fields[key]
         ok = isinstance(val, want) and not (want is int and isinstance(val, bool))
         if want is int and isinstance(val, float):
             raise HTTPFail(400, "json: cannot unmarshal number %s into Go struct field %s.%s of type int" % (repr(val), struct_name, key))
         if not ok:
             raise HTTPFail(400, "json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (JSON_KIND[type(val)], struct_name, key, goname))
+    if not native:
+        return obj, raw
     for m in obj.get("messages") or []:
         if not isinstance(m, dict):
             raise HTTPFail(400, "json: cannot unmarshal %s into Go value of type api.Alias" % JSON_KIND[type(m)])
@@ -924,3 +930,286 @@ def usage(res):
 def chunk(cid, created, res, delta, finish=None):
     return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": res["model"],
             "system_fingerprint": "fp_ollama", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+# === HTTP layer ===============================================================
+
+def host_allowed(host_header):
+    """allowedHostsMiddleware for a loopback listener: True, False, or "hostname"."""
+    host = host_header or ""
+    if host.startswith("["):
+        host = host[1:host.find("]")] if "]" in host else host
+    elif host.count(":") == 1:
+        host = host.split(":")[0]
+    try:
+        ip = ipaddress.ip_address(host)
+        return ip.is_loopback or ip.is_private or ip.is_unspecified
+    except ValueError:
+        pass
+    host = host.lower()
+    if host in ("", "localhost", socket.gethostname().lower()) or host.endswith((".localhost", ".local", ".internal")):
+        return "hostname"
+    return False
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    front = None
+    verbose = False
+    ROUTES = {
+        "/": {"GET": "root", "HEAD": "root"},
+        "/api/version": {"GET": "version", "HEAD": "version"},
+        "/api/tags": {"GET": "tags", "HEAD": "tags"},
+        "/api/ps": {"GET": "ps"},
+        "/api/show": {"POST": "show"},
+        "/api/chat": {"POST": "chat"},
+        "/api/generate": {"POST": "generate"},
+        "/v1/chat/completions": {"POST": "v1_chat"},
+        "/v1/models": {"GET": "v1_models"},
+    }
+    UNSUPPORTED = {"/api/pull": "POST", "/api/push": "POST", "/api/create": "POST", "/api/copy": "POST",
+                   "/api/delete": "DELETE", "/api/embed": "POST", "/api/embeddings": "POST",
+                   "/v1/completions": "POST", "/v1/embeddings": "POST", "/v1/responses": "POST",
+                   "/v1/messages": "POST"}
+
+    def log_message(self, fmt, *args):
+        if self.verbose:
+            sys.stderr.write("[ollama-front] %s %s\n" % (self.address_string(), fmt % args))
+
+    def send_response(self, code, message=None):
+        self.log_request(code)
+        self.send_response_only(code, message)
+        self.send_header("Date", self.date_time_string())
+
+    # --- responses ---
+    def send_bytes(self, status, ctype, data, headers=()):
+        self.send_response(status)
+        if ctype:
+            self.send_header("Content-Type", ctype)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def send_gin_json(self, status, obj, floats=False):
+        self.send_bytes(status, JSON_CT, go_json(obj, floats).encode())
+
+    def send_encoder_json(self, status, obj):
+        self.send_bytes(status, "application/json", (go_json(obj) + "\n").encode())
+
+    def start_stream(self, ctype):
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def write_chunk(self, data):
+        if isinstance(data, str):
+            data = data.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def alive(self):
+        """False once the client has closed its side of the connection."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return not readable or self.connection.recv(1, socket.MSG_PEEK) != b""
+        except OSError:
+            return False
+
+    def read_body(self):
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            data = bytearray()
+            while True:
+                size = int(self.rfile.readline(65537).split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(data)
+                data += self.rfile.read(size)
+                self.rfile.readline(65537)
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n > 0 else b""
+
+    # --- routing (gin) ---
+    def dispatch(self):
+        allowed = host_allowed(self.headers.get("Host"))
+        if not allowed:
+            return self.send_bytes(403, None, b"")
+        if allowed == "hostname" and self.command == "OPTIONS":
+            return self.send_bytes(204, None, b"")
+        path = urllib.parse.urlsplit(self.path).path
+        methods = self.ROUTES.get(path)
+        arg = None
+        if methods is None and path.startswith("/v1/models/") and path.count("/") == 3 and len(path) > 11:
+            methods, arg = {"GET": "v1_model"}, urllib.parse.unquote(path[11:])
+        if methods is None and path in self.UNSUPPORTED:
+            methods = {self.UNSUPPORTED[path]: "unsupported"}
+        if methods is None:
+            alt = path[:-1] if path.endswith("/") else path + "/"
+            if alt in self.ROUTES and path != "/":
+                return self.send_bytes(301 if self.command == "GET" else 307, "text/html; charset=utf-8", b"",
+                                       [("Location", alt)])
+            return self.send_bytes(404, "text/plain", b"404 page not found")
+        if self.command not in methods:
+            return self.send_bytes(405, "text/plain", b"405 method not allowed", [("Allow", ", ".join(methods))])
+        try:
+            getattr(self, "h_" + methods[self.command])(*([arg] if arg is not None else []))
+        except HTTPFail as e:
+            self.send_gin_json(e.status, {"error": e.message})
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = dispatch
+
+    # --- native API ---
+    def h_root(self):
+        self.send_bytes(200, "text/plain; charset=utf-8", b"Ollama is running")
+
+    def h_version(self):
+        self.send_gin_json(200, {"version": VERSION})
+
+    def h_tags(self):
+        self.send_gin_json(200, {"models": [self.front.model.list_entry()]})
+
+    def h_ps(self):
+        self.send_gin_json(200, self.front.ps())
+
+    def h_show(self):
+        req, _ = decode_request(self.read_body(), "ShowRequest")
+        self.send_gin_json(200, self.front.show(req), floats=True)
+
+    def h_unsupported(self):
+        self.read_body()
+        raise HTTPFail(501, "%s is not supported by this Ollama-compatible test front" % self.path)
+
+    def h_chat(self):
+        req, raw = decode_request(self.read_body(), "ChatRequest")
+        self.respond_native(req, *self.front.chat(req, raw, self.alive), chat=True)
+
+    def h_generate(self):
+        req, raw = decode_request(self.read_body(), "GenerateRequest")
+        self.respond_native(req, *self.front.generate(req, raw, self.alive), chat=False)
+
+    def respond_native(self, req, immediate, gen, chat):
+        if immediate is not None:
+            return self.send_gin_json(200, immediate)
+        if req.get("stream") is False:
+            return self.send_gin_json(200, merge_chunks(gen, chat))
+        started = False
+        try:
+            for res in gen:
+                if not started:
+                    self.start_stream("application/x-ndjson")
+                    started = True
+                self.write_chunk(go_json(res) + "\n")
+        except HTTPFail as e:
+            if not started:
+                return self.send_bytes(e.status, "application/json", go_json({"error": e.message}).encode())
+            self.write_chunk(go_json({"error": e.message}) + "\n")
+        except (BrokenPipeError, ConnectionResetError):
+            gen.close()
+            self.close_connection = True
+            return
+        if not started:
+            self.start_stream("application/x-ndjson")
+        self.wfile.write(b"0\r\n\r\n")
+
+    # --- OpenAI compatibility ---
+    def h_v1_models(self):
+        m = self.front.model
+        self.send_encoder_json(200, {"object": "list", "data": [
+            {"id": m.name, "object": "model", "created": m.modified_ns // 10**9, "owned_by": m.parsed[1]}]})
+
+    def h_v1_model(self, name):
+        try:
+            self.front.show({"model": name})
+        except HTTPFail as e:
+            return self.send_encoder_json(e.status, oai_error(e.status, e.message))
+        parsed = parse_name(name)
+        self.send_encoder_json(200, {"id": name, "object": "model", "created": self.front.model.modified_ns // 10**9,
+                                     "owned_by": parsed[1] if parsed else ""})
+
+    def h_v1_chat(self):
+        try:
+            r, _ = decode_request(self.read_body(), "ChatCompletionRequest", native=False)
+            if not r.get("messages"):
+                raise HTTPFail(400, "[] is too short - 'messages'")
+            req, raw = from_chat_request(r)
+        except HTTPFail as e:
+            return self.send_gin_json(e.status, oai_error(e.status, e.message))
+        cid = "chatcmpl-%d" % (time.time_ns() // 1000 % 999)
+        try:
+            _, gen = self.front.chat(req, raw, self.alive)
+            if not req["stream"]:
+                return self.send_encoder_json(200, to_chat_completion(cid, merge_chunks(gen, True)))
+        except HTTPFail as e:
+            return self.send_encoder_json(e.status, oai_error(e.status, e.message))
+        include_usage = bool((r.get("stream_options") or {}).get("include_usage"))
+        started, created = False, None
+        try:
+            for res in gen:
+                if not started:
+                    self.start_stream("text/event-stream")
+                    started, created = True, unix_of(res["created_at"])
+                    first = True
+                if not (res["done"] and not first and res["message"]["content"] == ""):
+                    delta = {"role": "assistant"} if first else {}
+                    delta["content"] = res["message"]["content"]
+                    self.write_chunk("data: %s\n\n" % go_json(chunk(cid, created, res, delta)))
+                    first = False
+                if res["done"]:
+                    fin = chunk(cid, created, res, {}, res.get("done_reason") or "stop")
+                    self.write_chunk("data: %s\n\n" % go_json(fin))
+                    if include_usage:
+                        fin.update(choices=[], usage=usage(res))
+                        self.write_chunk("data: %s\n\n" % go_json(fin))
+                    self.write_chunk("data: [DONE]\n\n")
+        except HTTPFail as e:
+            if not started:
+                return self.send_encoder_json(e.status, oai_error(e.status, e.message))
+            self.write_chunk("data: %s\n\n" % go_json(chunk(cid, created, {"model": ""}, {"content": ""})))
+        except (BrokenPipeError, ConnectionResetError):
+            gen.close()
+            self.close_connection = True
+            return
+        if not started:
+            self.start_stream("text/event-stream")
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Ollama-compatible HTTP front for llama-server")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=11434)
+    ap.add_argument("--llama-url", required=True, help="base URL of a running llama-server")
+    ap.add_argument("--model", default="gemma3:270m", help="the one model name this front serves")
+    ap.add_argument("--gguf", help="GGUF path for /api/show metadata (default: asked from llama-server)")
+    ap.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    args = ap.parse_args(argv)
+    up = Upstream(args.llama_url)
+    gguf = args.gguf
+    if not gguf:
+        try:
+            gguf = up.call("GET", "/props").get("model_path")
+        except HTTPFail:
+            gguf = None
+    Handler.front = Front(Model(args.model, gguf), up)
+    Handler.verbose = args.verbose
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    server.daemon_threads = True
+    sys.stderr.write("[ollama-front] listening on http://%s:%d (model %s, llama-server %s)\n"
+                     % (args.host, server.server_address[1], args.model, args.llama_url))
+    sys.stderr.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()

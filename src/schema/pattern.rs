@@ -1,0 +1,548 @@
+//! `pattern` rewriting for llama.cpp's regex-to-grammar translation.
+//!
+//! The converter only understands anchored patterns (`^…$`) built from
+//! literals, `.`, groups, `|`, character classes and `* + ? {n,m}`. It copies
+//! escapes verbatim into GBNF, whose parser only knows `\x \u \U \t \r \n \\ \"
+//! \[ \]`, and it applies a quantifier to a whole run of merged literal
+//! characters when the last one is an escape. [`to_grammar_pattern`] rewrites
+//! an ECMA-262 pattern into that subset with the same language, or says why it
+//! cannot.
+
+/// Largest product of nested bounded repetitions kept in a pattern; GBNF
+/// refuses expansions of 2000 rules and more.
+const MAX_REPEAT_PRODUCT: u64 = 1000;
+
+const DIGIT: &str = "0-9";
+const WORD: &str = "a-zA-Z0-9_";
+const SPACE: &str = r" \t\n\r";
+
+/// Rewrite `pattern` (JSON Schema search semantics) into an anchored pattern
+/// the converter translates into the same language.
+pub fn to_grammar_pattern(pattern: &str) -> Result<String, String> {
+    if pattern.is_empty() {
+        return Err("empty pattern".into());
+    }
+    let alts = split_top_level(pattern);
+    let mut parts = Vec::with_capacity(alts.len());
+    let mut any_anchor = false;
+    for alt in &alts {
+        let (start, body) = match alt.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, alt.as_str()),
+        };
+        let (end, body) = match strip_end_anchor(body) {
+            Some(rest) => (true, rest),
+            None => (false, body),
+        };
+        any_anchor |= start || end;
+        let core = translate(body)?;
+        parts.push((start, end, core));
+    }
+    if parts.len() == 1 {
+        let (start, end, core) = &parts[0];
+        return Ok(match (start, end) {
+            (true, true) => format!("^{core}$"),
+            (true, false) => format!("^(?:{core}).*$"),
+            (false, true) => format!("^.*(?:{core})$"),
+            (false, false) => format!("^.*(?:{core}).*$"),
+        });
+    }
+    if !any_anchor {
+        let cores: Vec<&str> = parts.iter().map(|(_, _, c)| c.as_str()).collect();
+        return Ok(format!("^.*(?:{}).*$", cores.join("|")));
+    }
+    let alts: Vec<String> = parts
+        .iter()
+        .map(|(start, end, core)| {
+            let pre = if *start { "" } else { ".*" };
+            let post = if *end { "" } else { ".*" };
+            format!("{pre}({core}){post}")
+        })
+        .collect();
+    Ok(format!("^(?:{})$", alts.join("|")))
+}
+
+/// Split at `|` outside groups and classes.
+fn split_top_level(p: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut depth = 0usize;
+    let mut in_class = false;
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        let cur = out.last_mut();
+        match c {
+            '\\' => {
+                if let Some(cur) = cur {
+                    cur.push(c);
+                    if let Some(n) = chars.next() {
+                        cur.push(n);
+                    }
+                }
+                continue;
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '(' if !in_class => depth += 1,
+            ')' if !in_class => depth = depth.saturating_sub(1),
+            '|' if !in_class && depth == 0 => {
+                out.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(cur) = out.last_mut() {
+            cur.push(c);
+        }
+    }
+    out
+}
+
+/// `body` without a trailing unescaped `$`.
+fn strip_end_anchor(body: &str) -> Option<&str> {
+    let rest = body.strip_suffix('$')?;
+    let backslashes = rest.chars().rev().take_while(|c| *c == '\\').count();
+    (backslashes % 2 == 0).then_some(rest)
+}
+
+struct Translator {
+    chars: Vec<char>,
+    pos: usize,
+    out: String,
+}
+
+/// Translate an unanchored pattern body.
+fn translate(body: &str) -> Result<String, String> {
+    let mut t = Translator {
+        chars: body.chars().collect(),
+        pos: 0,
+        out: String::new(),
+    };
+    t.sequence(0, 1)?;
+    if t.pos < t.chars.len() {
+        return Err("unbalanced parentheses".into());
+    }
+    if t.out.is_empty() {
+        return Err("empty pattern".into());
+    }
+    Ok(t.out)
+}
+
+impl Translator {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    /// Translate until an unmatched `)` (left unconsumed) or the end.
+    fn sequence(&mut self, depth: usize, outer: u64) -> Result<(), String> {
+        if depth > 32 {
+            return Err("pattern nests too deeply".into());
+        }
+        let mut atom_start: Option<usize> = None;
+        let mut alt_empty = true;
+        let mut saw_bar = false;
+        while let Some(c) = self.peek() {
+            match c {
+                ')' => break,
+                '|' => {
+                    if alt_empty {
+                        return Err("empty alternative".into());
+                    }
+                    self.out.push('|');
+                    self.pos += 1;
+                    atom_start = None;
+                    alt_empty = true;
+                    saw_bar = true;
+                    continue;
+                }
+                '*' | '+' | '?' | '{' => {
+                    if c == '{' && !self.is_quantifier() {
+                        atom_start = Some(self.out.len());
+                        self.out.push_str("[{]");
+                        self.pos += 1;
+                        alt_empty = false;
+                        continue;
+                    }
+                    if atom_start.is_none() {
+                        return Err("quantifier without an atom".into());
+                    }
+                    self.quantifier(outer)?;
+                    atom_start = None;
+                    continue;
+                }
+                _ => {}
+            }
+            alt_empty = false;
+            let start = self.out.len();
+            match c {
+                '(' => {
+                    self.pos += 1;
+                    self.group_open()?;
+                    // The repetition that may follow applies to the group.
+                    let mult = outer.saturating_mul(self.following_bound());
+                    self.sequence(depth + 1, mult)?;
+                    if self.peek() != Some(')') {
+                        return Err("unbalanced parentheses".into());
+                    }
+                    self.pos += 1;
+                    self.out.push(')');
+                }
+                '[' => {
+                    self.pos += 1;
+                    self.class()?;
+                }
+                '\\' => {
+                    self.pos += 1;
+                    self.escape()?;
+                }
+                '^' | '$' => return Err("anchor inside the pattern".into()),
+                ']' | '}' => {
+                    self.out.push('[');
+                    self.out.push(c);
+                    self.out.push(']');
+                    self.pos += 1;
+                }
+                '.' => {
+                    self.out.push('.');
+                    self.pos += 1;
+                }
+                '"' => {
+                    self.out.push_str("[\"]");
+                    self.pos += 1;
+                }
+                c if !c.is_ascii() || c.is_ascii_control() => {
+                    self.out.push('[');
+                    push_class_char(&mut self.out, c, false);
+                    self.out.push(']');
+                    self.pos += 1;
+                }
+                c => {
+                    self.out.push(c);
+                    self.pos += 1;
+                }
+            }
+            atom_start = Some(start);
+        }
+        if alt_empty && (saw_bar || depth > 0) {
+            return Err("empty alternative or group".into());
+        }
+        Ok(())
+    }
+
+    /// Handle what follows `(`: plain, `?:`, named groups; refuse lookaround.
+    fn group_open(&mut self) -> Result<(), String> {
+        if self.peek() != Some('?') {
+            self.out.push('(');
+            return Ok(());
+        }
+        let next = self.chars.get(self.pos + 1).copied();
+        let after = self.chars.get(self.pos + 2).copied();
+        match (next, after) {
+            (Some(':'), _) => {
+                self.pos += 2;
+                self.out.push_str("(?:");
+                Ok(())
+            }
+            (Some('<'), Some(c)) if c != '=' && c != '!' => {
+                // Named group: same language as a plain group.
+                while let Some(c) = self.peek() {
+                    self.pos += 1;
+                    if c == '>' {
+                        self.out.push('(');
+                        return Ok(());
+                    }
+                }
+                Err("unterminated group name".into())
+            }
+            _ => Err("lookaround or inline flags".into()),
+        }
+    }
+
+    /// Whether the `{` at `pos` starts a valid `{n}`, `{n,}` or `{n,m}`.
+    fn is_quantifier(&self) -> bool {
+        parse_braces(&self.chars[self.pos..]).is_some()
+    }
+
+    /// Upper bound of a quantifier right after the current position's group.
+    fn following_bound(&self) -> u64 {
+        // Scan to the matching ')' to see the quantifier after it.
+        let mut depth = 1usize;
+        let mut i = self.pos;
+        let mut in_class = false;
+        while i < self.chars.len() {
+            match self.chars[i] {
+                '\\' => i += 1,
+                '[' if !in_class => in_class = true,
+                ']' if in_class => in_class = false,
+                '(' if !in_class => depth += 1,
+                ')' if !in_class => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        match self.chars.get(i + 1) {
+            Some('{') => parse_braces(&self.chars[i + 1..])
+                .map(|(min, max, _)| max.unwrap_or(min).max(1))
+                .unwrap_or(1),
+            _ => 1,
+        }
+    }
+
+    fn quantifier(&mut self, outer: u64) -> Result<(), String> {
+        let c = self.chars[self.pos];
+        if c == '{' {
+            let Some((min, max, len)) = parse_braces(&self.chars[self.pos..]) else {
+                return Err("invalid repetition".into());
+            };
+            if let Some(max) = max
+                && max < min
+            {
+                return Err("repetition bounds out of order".into());
+            }
+            let bound = max.unwrap_or(min).max(1);
+            if outer.saturating_mul(bound) >= MAX_REPEAT_PRODUCT {
+                return Err("repetition count too large for a grammar".into());
+            }
+            self.out.push('{');
+            self.out.push_str(&min.to_string());
+            match max {
+                Some(m) if m == min => {}
+                Some(m) => {
+                    self.out.push(',');
+                    self.out.push_str(&m.to_string());
+                }
+                None => self.out.push(','),
+            }
+            self.out.push('}');
+            self.pos += len;
+        } else {
+            self.out.push(c);
+            self.pos += 1;
+        }
+        // Lazy or possessive suffixes do not change a full match's language.
+        match self.peek() {
+            Some('?') | Some('+') => {
+                if self.chars[self.pos] == '?' {
+                    self.pos += 1;
+                } else {
+                    return Err("nested quantifier".into());
+                }
+            }
+            _ => {}
+        }
+        if matches!(self.peek(), Some('*' | '+' | '?')) {
+            return Err("nested quantifier".into());
+        }
+        if self.peek() == Some('{') && self.is_quantifier() {
+            return Err("nested quantifier".into());
+        }
+        Ok(())
+    }
+
+    /// An escape outside a class, emitted as a one-character class so that
+    /// a following quantifier applies to it alone.
+    fn escape(&mut self) -> Result<(), String> {
+        let Some(c) = self.peek() else {
+            return Err("trailing backslash".into());
+        };
+        self.pos += 1;
+        let class = match c {
+            'd' => format!("[{DIGIT}]"),
+            'D' => format!("[^{DIGIT}]"),
+            'w' => format!("[{WORD}]"),
+            'W' => format!("[^{WORD}]"),
+            's' => format!("[{SPACE}]"),
+            'S' => format!("[^{SPACE}]"),
+            _ => {
+                let ch = self.escaped_char(c)?;
+                let mut s = String::from("[");
+                push_class_char(&mut s, ch, true);
+                s.push(']');
+                s
+            }
+        };
+        self.out.push_str(&class);
+        Ok(())
+    }
+
+    /// The character an escape (other than a shorthand class) stands for.
+    fn escaped_char(&mut self, c: char) -> Result<char, String> {
+        Ok(match c {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'f' => '\u{0C}',
+            'v' => '\u{0B}',
+            '0' => '\0',
+            'x' => self.hex(2)?,
+            'u' => self.hex(4)?,
+            c if c.is_ascii_alphanumeric() => {
+                return Err(format!("unsupported escape \\{c}"));
+            }
+            c => c,
+        })
+    }
+
+    fn hex(&mut self, n: usize) -> Result<char, String> {
+        let digits: String = self.chars.iter().skip(self.pos).take(n).collect();
+        if digits.len() != n || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err("invalid hex escape".into());
+        }
+        self.pos += n;
+        u32::from_str_radix(&digits, 16)
+            .ok()
+            .and_then(char::from_u32)
+            .ok_or_else(|| "invalid hex escape".to_string())
+    }
+
+    /// A `[...]` class; `pos` is just after `[`.
+    fn class(&mut self) -> Result<(), String> {
+        let mut body = String::new();
+        let negated = self.peek() == Some('^');
+        if negated {
+            self.pos += 1;
+        }
+        let mut items = 0usize;
+        loop {
+            let Some(c) = self.peek() else {
+                return Err("unbalanced square brackets".into());
+            };
+            self.pos += 1;
+            match c {
+                ']' if items > 0 => break,
+                ']' => return Err("empty character class".into()),
+                '\\' => {
+                    let Some(e) = self.peek() else {
+                        return Err("trailing backslash".into());
+                    };
+                    self.pos += 1;
+                    match e {
+                        'd' => body.push_str(DIGIT),
+                        'w' => body.push_str(WORD),
+                        's' => body.push_str(SPACE),
+                        'D' | 'W' | 'S' => {
+                            return Err(format!("\\{e} inside a character class"));
+                        }
+                        'b' => push_class_char(&mut body, '\u{08}', true),
+                        _ => {
+                            let ch = self.escaped_char(e)?;
+                            push_class_char(&mut body, ch, true);
+                        }
+                    }
+                }
+                '-' => {
+                    // A range dash only between two items and before ']'.
+                    let is_range =
+                        items > 0 && !body.ends_with('-') && self.peek().is_some_and(|n| n != ']');
+                    if is_range {
+                        body.push('-');
+                        continue;
+                    }
+                    body.push_str("\\x2D");
+                }
+                c => push_class_char(&mut body, c, true),
+            }
+            items += 1;
+        }
+        self.out.push('[');
+        if negated {
+            self.out.push('^');
+        }
+        self.out.push_str(&body);
+        self.out.push(']');
+        Ok(())
+    }
+}
+
+/// Append `c` as a GBNF character-class member.
+fn push_class_char(out: &mut String, c: char, in_class: bool) {
+    match c {
+        '\\' => out.push_str("\\\\"),
+        ']' => out.push_str("\\]"),
+        '[' => out.push_str("\\["),
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        '-' => out.push_str("\\x2D"),
+        '^' if in_class => out.push_str("\\x5E"),
+        c if c.is_ascii_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+/// Parse `{n}`, `{n,}` or `{n,m}` at the start of `s`: (min, max, length).
+fn parse_braces(s: &[char]) -> Option<(u64, Option<u64>, usize)> {
+    if s.first() != Some(&'{') {
+        return None;
+    }
+    let end = s.iter().position(|c| *c == '}')?;
+    let inner: String = s[1..end].iter().collect();
+    let (a, b) = match inner.split_once(',') {
+        Some((a, b)) => (a, Some(b)),
+        None => (inner.as_str(), None),
+    };
+    if a.is_empty() || !a.chars().all(|c| c.is_ascii_digit()) || a.len() > 9 {
+        return None;
+    }
+    let min: u64 = a.parse().ok()?;
+    let max = match b {
+        None => Some(min),
+        Some("") => None,
+        Some(b) if b.chars().all(|c| c.is_ascii_digit()) && b.len() <= 9 => Some(b.parse().ok()?),
+        Some(_) => return None,
+    };
+    Some((min, max, end + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_grammar_pattern as t;
+
+    #[test]
+    fn anchors_unanchored_patterns() {
+        assert_eq!(t("ab+").as_deref(), Ok("^.*(?:ab+).*$"));
+        assert_eq!(t("^ab+$").as_deref(), Ok("^ab+$"));
+        assert_eq!(t("^ab").as_deref(), Ok("^(?:ab).*$"));
+        assert_eq!(t("ab$").as_deref(), Ok("^.*(?:ab)$"));
+        assert_eq!(t("a|b").as_deref(), Ok("^.*(?:a|b).*$"));
+        assert_eq!(t("^a|b$").as_deref(), Ok("^(?:(a).*|.*(b))$"));
+    }
+
+    #[test]
+    fn translates_shorthand_classes() {
+        assert_eq!(t(r"^\d{3}-\d{4}$").as_deref(), Ok("^[0-9]{3}-[0-9]{4}$"));
+        assert_eq!(t(r"^\w+$").as_deref(), Ok("^[a-zA-Z0-9_]+$"));
+        assert_eq!(t(r"^[\d.]+$").as_deref(), Ok("^[0-9.]+$"));
+        assert_eq!(t(r"^\s*$").as_deref(), Ok(r"^[ \t\n\r]*$"));
+        assert_eq!(t(r"^a\.b$").as_deref(), Ok("^a[.]b$"));
+        assert_eq!(t(r"^[a\-z]$").as_deref(), Ok(r"^[a\x2Dz]$"));
+        assert_eq!(t(r"^a\/b$").as_deref(), Ok("^a[/]b$"));
+        assert_eq!(t("^(?<y>[0-9]{4})$").as_deref(), Ok("^([0-9]{4})$"));
+        assert_eq!(t("^a+?$").as_deref(), Ok("^a+$"));
+    }
+
+    #[test]
+    fn refuses_untranslatable_patterns() {
+        for p in [
+            r"\bword\b",
+            "(?=a)b",
+            "(?!x)",
+            r"(a)\1",
+            r"\p{L}+",
+            "a{5000}",
+            "(a{100}){100}",
+            "",
+            "a^b",
+            "(ab",
+            "[ab",
+            "*a",
+            r"[\D]",
+        ] {
+            assert!(t(p).is_err(), "{p} should be refused");
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Sanitizer tests over `tests/fixtures/formats/schemas.json`, with a checker
+//! mirroring what llama.cpp's converters reject.
+
+use serde_json::{Value, json};
+
+use super::{PRIMITIVES, degrade, sanitize};
+
+fn fixtures() -> Vec<Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/formats/schemas.json"
+    );
+    let text = std::fs::read_to_string(path).expect("fixture file");
+    serde_json::from_str(&text).expect("fixture JSON")
+}
+
+const FORMATS: [&str; 9] = [
+    "date",
+    "time",
+    "date-time",
+    "uuid",
+    "uuid1",
+    "uuid2",
+    "uuid3",
+    "uuid4",
+    "uuid5",
+];
+const BANNED: [&str; 12] = [
+    "$ref",
+    "$defs",
+    "definitions",
+    "oneOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "prefixItems",
+    "nullable",
+    "const_",
+];
+
+/// Escapes GBNF accepts after the converter copies them verbatim.
+fn pattern_ok(p: &str) -> Result<(), String> {
+    if !(p.starts_with('^') && p.ends_with('$')) || p.len() < 2 {
+        return Err(format!("unanchored pattern {p}"));
+    }
+    let chars: Vec<char> = p.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '\\' {
+            let n = chars.get(i + 1).copied().unwrap_or(' ');
+            if !"xuUtrn\\\"[]^$.()|{}*+?".contains(n) {
+                return Err(format!("escape \\{n} in {p}"));
+            }
+            i += 2;
+            continue;
+        }
+        if chars[i] == '(' && chars.get(i + 1) == Some(&'?') && chars.get(i + 2) != Some(&':') {
+            return Err(format!("lookaround in {p}"));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn count_ok(v: &Value) -> bool {
+    v.as_u64().is_some_and(|n| n < 2000)
+}
+
+/// Every rule of the strictest converter generation.
+pub(crate) fn check(v: &Value, path: &str, errs: &mut Vec<String>) {
+    let Some(m) = v.as_object() else {
+        errs.push(format!("{path}: not an object: {v}"));
+        return;
+    };
+    for k in BANNED {
+        if m.contains_key(k) {
+            errs.push(format!("{path}: has {k}"));
+        }
+    }
+    if let Some(t) = m.get("type")
+        && !t.as_str().is_some_and(|t| PRIMITIVES.contains(&t))
+    {
+        errs.push(format!("{path}: bad type {t}"));
+    }
+    if let Some(a) = m.get("anyOf") {
+        match a.as_array() {
+            Some(xs) if !xs.is_empty() => {
+                for (i, x) in xs.iter().enumerate() {
+                    check(x, &format!("{path}/anyOf/{i}"), errs);
+                }
+            }
+            _ => errs.push(format!("{path}: bad anyOf")),
+        }
+        if m.keys()
+            .any(|k| !matches!(k.as_str(), "anyOf" | "description" | "title"))
+        {
+            errs.push(format!("{path}: keywords next to anyOf"));
+        }
+    }
+    if let Some(e) = m.get("enum")
+        && !e
+            .as_array()
+            .is_some_and(|e| !e.is_empty() && e.len() <= 256)
+    {
+        errs.push(format!("{path}: bad enum"));
+    }
+    let structural = ["type", "anyOf", "enum", "const"];
+    if !structural.iter().any(|k| m.contains_key(*k)) {
+        errs.push(format!("{path}: keyword-less schema {v}"));
+    }
+    if let Some(p) = m.get("pattern") {
+        match p.as_str().map(pattern_ok) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => errs.push(format!("{path}: {e}")),
+            None => errs.push(format!("{path}: non-string pattern")),
+        }
+    }
+    if let Some(f) = m.get("format")
+        && !f.as_str().is_some_and(|f| FORMATS.contains(&f))
+    {
+        errs.push(format!("{path}: format {f}"));
+    }
+    for (lo, hi) in [("minLength", "maxLength"), ("minItems", "maxItems")] {
+        for k in [lo, hi] {
+            if let Some(c) = m.get(k)
+                && !count_ok(c)
+            {
+                errs.push(format!("{path}: bad {k} {c}"));
+            }
+        }
+        if let (Some(a), Some(b)) = (
+            m.get(lo).and_then(Value::as_u64),
+            m.get(hi).and_then(Value::as_u64),
+        ) && a > b
+        {
+            errs.push(format!("{path}: {lo} > {hi}"));
+        }
+    }
+    if m.get("type") == Some(&json!("integer")) {
+        for k in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] {
+            if let Some(b) = m.get(k)
+                && !b.is_i64()
+            {
+                errs.push(format!("{path}: non-integer bound {k} {b}"));
+            }
+        }
+    }
+    if let Some(p) = m.get("properties") {
+        match p.as_object() {
+            Some(p) => {
+                for (k, x) in p {
+                    check(x, &format!("{path}/properties/{k}"), errs);
+                }
+            }
+            None => errs.push(format!("{path}: bad properties")),
+        }
+    }
+    if let Some(r) = m.get("required").and_then(Value::as_array) {
+        let props = m.get("properties").and_then(Value::as_object);
+        for n in r {
+            if !n
+                .as_str()
+                .is_some_and(|n| props.is_some_and(|p| p.contains_key(n)))
+            {
+                errs.push(format!("{path}: required {n} not in properties"));
+            }
+        }
+    }
+    match m.get("additionalProperties") {
+        None | Some(Value::Bool(_)) => {}
+        Some(a) => check(a, &format!("{path}/additionalProperties"), errs),
+    }
+    match m.get("items") {
+        None => {}
+        Some(Value::Array(xs)) => {
+            for (i, x) in xs.iter().enumerate() {
+                check(x, &format!("{path}/items/{i}"), errs);
+            }
+        }
+        Some(x) => check(x, &format!("{path}/items"), errs),
+    }
+}
+
+fn checked(v: &Value) -> Vec<String> {
+    let mut errs = Vec::new();
+    check(v, "", &mut errs);
+    errs
+}
+
+#[test]
+fn fixtures_sanitize_to_converter_safe_schemas() {
+    let fx = fixtures();
+    assert!(fx.len() >= 30);
+    for f in &fx {
+        let name = &f["name"];
+        let s = sanitize(&f["schema"]).expect("sanitize");
+        let errs = checked(&s.schema);
+        assert!(errs.is_empty(), "{name}: {errs:?}\n{}", s.schema);
+        if let Some(expect) = f.get("expect") {
+            assert_eq!(&s.schema, expect, "{name}");
+        }
+        for want in f
+            .get("changes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let want = want.as_str().unwrap_or_default();
+            assert!(
+                s.changes.iter().any(|c| c.contains(want)),
+                "{name}: no change containing {want:?} in {:?}",
+                s.changes
+            );
+        }
+        // Sanitizing is idempotent and the result is a usable JSON Schema.
+        let again = sanitize(&s.schema).expect("sanitize again");
+        assert_eq!(again.schema, s.schema, "{name}: not idempotent");
+        // Tuples use draft-7 `items: [...]`, as the converter expects.
+        let compiled = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(&s.schema);
+        assert!(compiled.is_ok(), "{name}: does not compile");
+    }
+}
+
+#[test]
+fn degrade_steps_are_safe_and_terminate() {
+    for f in fixtures() {
+        let mut cur = f["schema"].clone();
+        let mut steps = 0;
+        while let Some(next) = degrade(&cur) {
+            let errs = checked(&next);
+            assert!(errs.is_empty(), "{}: {errs:?}", f["name"]);
+            assert_ne!(next, cur);
+            cur = next;
+            steps += 1;
+            assert!(steps <= 3, "{}: degrade does not terminate", f["name"]);
+        }
+    }
+}
+
+#[test]
+fn degrade_drops_constraints_then_structure() {
+    let s = json!({"type": "object", "properties": {
+        "a": {"type": "string", "pattern": "^a+$", "maxLength": 5},
+        "b": {"type": "object", "properties": {"c": {"type": "object", "properties": {"d": {"type": "integer", "minimum": 1}}}}},
+        "e": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    }, "required": ["a"]});
+    let step1 = degrade(&s).expect("step 1");
+    assert_eq!(step1["properties"]["a"], json!({"type": "string"}));
+    assert_eq!(
+        step1["properties"]["e"]["anyOf"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let step2 = degrade(&step1).expect("step 2");
+    assert_eq!(
+        step2["properties"]["b"]["properties"]["c"],
+        json!({"type": "object"})
+    );
+    assert_eq!(step2["properties"]["e"], super::any_value());
+    assert_eq!(degrade(&step2), None);
+    assert_eq!(degrade(&json!({"type": "object"})), None);
+}
+
+#[test]
+fn roots_that_are_not_schemas_fail() {
+    for bad in [json!(1), json!("x"), json!([1]), json!(null)] {
+        assert!(sanitize(&bad).is_err());
+    }
+    assert_eq!(
+        sanitize(&json!(true)).map(|s| s.schema),
+        Ok(super::any_value())
+    );
+}
+
+#[test]
+fn sanitized_schema_still_accepts_valid_output() {
+    // Output that satisfies the sanitized grammar's schema satisfies the original.
+    let typical = &fixtures()[0]["schema"];
+    let s = sanitize(typical).expect("sanitize").schema;
+    let good = json!({"items": [{"n": 1}], "tag": "xabbx"});
+    assert!(
+        jsonschema::validator_for(&s)
+            .map(|v| v.is_valid(&good))
+            .unwrap_or(false)
+    );
+}

@@ -1,0 +1,436 @@
+//! The recursive rewrite behind [`super::sanitize`]: references, logic
+//! keywords and type names. Per-type keyword rules live in `keywords.rs`.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::merge::merge_into;
+use super::types::{TypeName, any_value, is_any_value, keywords_for, map_type_name};
+
+/// A `$ref` may be expanded this many times on one path (recursion bound).
+const MAX_REF_REPEAT: usize = 2;
+/// Total `$ref` expansions per schema before references become "any value".
+const MAX_EXPANSIONS: usize = 400;
+/// Deepest nesting followed before a sub-schema becomes "any value".
+const MAX_DEPTH: usize = 48;
+
+/// Keywords carried over unchanged to every output node.
+pub(super) const ANNOTATIONS: [&str; 2] = ["description", "title"];
+
+/// Result of rewriting one sub-schema.
+pub(super) enum Out {
+    Schema(Value),
+    /// The `false` schema: nothing is valid.
+    Never,
+}
+
+pub(super) struct Walker<'a> {
+    root: &'a Value,
+    pub(super) changes: Vec<String>,
+    ref_stack: Vec<String>,
+    expansions: usize,
+    noted_refs: HashSet<String>,
+}
+
+impl<'a> Walker<'a> {
+    pub(super) fn new(root: &'a Value) -> Self {
+        Self {
+            root,
+            changes: Vec::new(),
+            ref_stack: Vec::new(),
+            expansions: 0,
+            noted_refs: HashSet::new(),
+        }
+    }
+
+    pub(super) fn note(&mut self, path: &str, msg: impl std::fmt::Display) {
+        let at = if path.is_empty() { "/" } else { path };
+        let line = format!("{at}: {msg}");
+        if !self.changes.contains(&line) {
+            self.changes.push(line);
+        }
+    }
+
+    pub(super) fn walk(&mut self, s: &Value, path: &str, depth: usize) -> Out {
+        match s {
+            Value::Bool(true) => {
+                self.note(path, "schema true -> any value");
+                Out::Schema(any_value())
+            }
+            Value::Bool(false) => Out::Never,
+            Value::Object(m) => self.object(m, path, depth),
+            other => {
+                self.note(path, format!("non-schema {other} -> any value"));
+                Out::Schema(any_value())
+            }
+        }
+    }
+
+    fn object(&mut self, m: &Map<String, Value>, path: &str, depth: usize) -> Out {
+        if depth > MAX_DEPTH {
+            self.note(path, "nested too deeply -> any value");
+            return Out::Schema(any_value());
+        }
+        if let Some(r) = m.get("$ref") {
+            return self.reference(r, m, path, depth);
+        }
+        let mut m = m.clone();
+        m.remove("$defs");
+        m.remove("definitions");
+        for k in ["not", "if", "then", "else"] {
+            if m.remove(k).is_some() {
+                self.note(path, format!("dropped {k}"));
+            }
+        }
+        let nullable = matches!(m.remove("nullable"), Some(Value::Bool(true)));
+        if let Some(all) = m.remove("allOf") {
+            self.flatten_all_of(&mut m, &all, path, depth);
+        }
+        let alts = match (m.remove("oneOf"), m.remove("anyOf")) {
+            (Some(o), a) => {
+                self.note(path, "oneOf -> anyOf");
+                if a.is_some() {
+                    self.note(path, "dropped anyOf next to oneOf");
+                }
+                Some(o)
+            }
+            (None, a) => a,
+        };
+        let out = match alts {
+            Some(alts) => self.alternatives(m, &alts, path, depth),
+            None => self.typed(m, path, depth),
+        };
+        match out {
+            Out::Schema(v) if nullable => {
+                self.note(path, "nullable -> anyOf with null");
+                Out::Schema(add_null(v))
+            }
+            out => out,
+        }
+    }
+
+    fn reference(&mut self, r: &Value, m: &Map<String, Value>, path: &str, depth: usize) -> Out {
+        let mut siblings = m.clone();
+        siblings.remove("$ref");
+        siblings.remove("$defs");
+        siblings.remove("definitions");
+        let has_siblings = siblings
+            .keys()
+            .any(|k| !ANNOTATIONS.contains(&k.as_str()) && !k.starts_with('$'));
+        let Some(r) = r.as_str() else {
+            self.note(path, "dropped non-string $ref");
+            return self.object(&siblings, path, depth);
+        };
+        let target = r.strip_prefix('#').and_then(|p| self.resolve(p));
+        let Some(target) = target else {
+            self.note(
+                path,
+                format!("unsupported or unresolvable $ref {r} -> any value"),
+            );
+            return if has_siblings {
+                self.object(&siblings, path, depth)
+            } else {
+                Out::Schema(any_value())
+            };
+        };
+        let repeats = self.ref_stack.iter().filter(|x| x.as_str() == r).count();
+        if repeats >= MAX_REF_REPEAT || self.expansions >= MAX_EXPANSIONS {
+            self.note(path, format!("recursive $ref {r} cut -> any value"));
+            return Out::Schema(any_value());
+        }
+        self.expansions += 1;
+        if self.noted_refs.insert(r.to_string()) {
+            self.note(path, format!("inlined $ref {r}"));
+        }
+        let combined = match (&target, has_siblings) {
+            (Value::Object(t), true) => {
+                let mut t = t.clone();
+                merge_into(&mut t, &siblings);
+                Value::Object(t)
+            }
+            (Value::Bool(true), true) => Value::Object(siblings),
+            _ => target,
+        };
+        self.ref_stack.push(r.to_string());
+        let out = self.walk(&combined, path, depth + 1);
+        self.ref_stack.pop();
+        out
+    }
+
+    /// Resolve a JSON pointer fragment against the root; `#/$defs/X` also
+    /// finds `X` in nested `$defs`/`definitions` (as newer llama.cpp does).
+    fn resolve(&self, pointer: &str) -> Option<Value> {
+        if pointer.is_empty() {
+            return Some(self.root.clone());
+        }
+        let decoded = pointer.replace("%24", "$").replace("%25", "%");
+        if let Some(v) = self.root.pointer(&decoded) {
+            return Some(v.clone());
+        }
+        let name = decoded
+            .strip_prefix("/$defs/")
+            .or_else(|| decoded.strip_prefix("/definitions/"))?;
+        find_nested_def(self.root, name, 0).cloned()
+    }
+
+    fn flatten_all_of(
+        &mut self,
+        m: &mut Map<String, Value>,
+        all: &Value,
+        path: &str,
+        depth: usize,
+    ) {
+        let Some(parts) = all.as_array() else {
+            self.note(path, "dropped non-array allOf");
+            return;
+        };
+        for (i, part) in parts.iter().enumerate() {
+            let sub = format!("{path}/allOf/{i}");
+            match self.walk(part, &sub, depth + 1) {
+                Out::Never => self.note(&sub, "dropped false allOf member"),
+                Out::Schema(v) if is_any_value(&v) => {}
+                Out::Schema(Value::Object(v)) => {
+                    for k in merge_into(m, &v) {
+                        self.note(path, format!("allOf: conflicting {k}, kept the first"));
+                    }
+                }
+                Out::Schema(_) => {}
+            }
+        }
+        self.note(path, "merged allOf");
+    }
+
+    fn alternatives(
+        &mut self,
+        m: Map<String, Value>,
+        alts: &Value,
+        path: &str,
+        depth: usize,
+    ) -> Out {
+        let list = match alts.as_array() {
+            Some(list) if !list.is_empty() => list,
+            _ => {
+                self.note(path, "dropped empty or non-array anyOf");
+                return self.typed(m, path, depth);
+            }
+        };
+        let siblings: Map<String, Value> = m
+            .iter()
+            .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()) && !k.starts_with('$'))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if !siblings.is_empty() {
+            self.note(path, "moved keywords next to anyOf into each branch");
+        }
+        let mut branches = Vec::new();
+        for (i, alt) in list.iter().enumerate() {
+            let sub = format!("{path}/anyOf/{i}");
+            let merged = match alt {
+                Value::Object(b) if !siblings.is_empty() => {
+                    let mut b = b.clone();
+                    merge_into(&mut b, &siblings);
+                    Value::Object(b)
+                }
+                Value::Bool(true) if !siblings.is_empty() => Value::Object(siblings.clone()),
+                other => other.clone(),
+            };
+            match self.walk(&merged, &sub, depth + 1) {
+                Out::Never => self.note(&sub, "dropped false branch"),
+                Out::Schema(v) if is_any_value(&v) => return Out::Schema(v),
+                Out::Schema(v) => match only_any_of(&v) {
+                    Some(inner) => {
+                        for b in inner {
+                            if !branches.contains(b) {
+                                branches.push(b.clone());
+                            }
+                        }
+                    }
+                    None => {
+                        if !branches.contains(&v) {
+                            branches.push(v);
+                        }
+                    }
+                },
+            }
+        }
+        match branches.len() {
+            0 => Out::Never,
+            1 => Out::Schema(branches.pop().unwrap_or_else(any_value)),
+            _ => {
+                let mut out = annotations(&m);
+                out.insert("anyOf".into(), Value::Array(branches));
+                Out::Schema(Value::Object(out))
+            }
+        }
+    }
+
+    /// A node without `$ref`/`anyOf`/`allOf`: settle its type, then apply
+    /// the per-type keyword rules.
+    fn typed(&mut self, mut m: Map<String, Value>, path: &str, depth: usize) -> Out {
+        let mut types: Vec<&'static str> = Vec::new();
+        match m.remove("type") {
+            None => {}
+            Some(Value::String(s)) => match map_type_name(&s) {
+                TypeName::Known(t) => {
+                    if s != t {
+                        self.note(path, format!("type {s:?} -> {t:?}"));
+                    }
+                    types.push(t);
+                }
+                TypeName::Any => {
+                    if !s.is_empty() {
+                        self.note(path, format!("type {s:?} -> any"));
+                    }
+                }
+                TypeName::Unknown => self.note(path, format!("dropped unknown type {s:?}")),
+            },
+            Some(Value::Array(xs)) => {
+                let mut any = xs.is_empty();
+                for x in &xs {
+                    match x.as_str().map(map_type_name) {
+                        Some(TypeName::Known(t)) if !types.contains(&t) => types.push(t),
+                        Some(TypeName::Known(_)) => {}
+                        Some(TypeName::Any) => any = true,
+                        _ => self.note(path, format!("dropped unknown type {x}")),
+                    }
+                }
+                if any {
+                    types.clear();
+                }
+            }
+            Some(other) => self.note(path, format!("dropped invalid type {other}")),
+        }
+        if let Some(out) = self.constant(&mut m, &types, path) {
+            return out;
+        }
+        if types.len() > 1 {
+            self.note(path, "type list -> anyOf");
+            let mut branches = Vec::new();
+            for t in &types {
+                let mut copy = Map::new();
+                copy.insert("type".into(), Value::String((*t).into()));
+                for k in keywords_for(t) {
+                    if let Some(v) = m.get(*k) {
+                        copy.insert((*k).into(), v.clone());
+                    }
+                }
+                if let Out::Schema(v) = self.typed(copy, path, depth) {
+                    branches.push(v);
+                }
+            }
+            let mut out = annotations(&m);
+            out.insert("anyOf".into(), Value::Array(branches));
+            return Out::Schema(Value::Object(out));
+        }
+        let ty = match types.first() {
+            Some(t) => *t,
+            None => match super::types::infer_type(&m) {
+                Some(t) => {
+                    self.note(path, format!("inferred type {t:?}"));
+                    t
+                }
+                None => {
+                    self.note(path, "no type -> any value");
+                    return Out::Schema(any_value());
+                }
+            },
+        };
+        let mut out = annotations(&m);
+        out.insert("type".into(), Value::String(ty.into()));
+        self.keywords(ty, &m, &mut out, path, depth);
+        Out::Schema(Value::Object(out))
+    }
+
+    /// `const`/`enum` decide the grammar on their own.
+    fn constant(&mut self, m: &mut Map<String, Value>, types: &[&str], path: &str) -> Option<Out> {
+        if let Some(c) = m.get("const") {
+            let mut out = annotations(m);
+            out.insert("const".into(), c.clone());
+            return Some(Out::Schema(Value::Object(out)));
+        }
+        let e = m.remove("enum")?;
+        match super::keywords::enum_values(&e, types) {
+            Ok(values) => {
+                let mut out = annotations(m);
+                out.insert("enum".into(), Value::Array(values));
+                Some(Out::Schema(Value::Object(out)))
+            }
+            Err((why, base)) => {
+                self.note(path, format!("dropped enum ({why})"));
+                if types.is_empty()
+                    && let Some(t) = base
+                {
+                    m.insert("type".into(), Value::String(t.into()));
+                }
+                None
+            }
+        }
+    }
+
+    /// Rewrite a sub-schema found under a keyword (items, properties…).
+    pub(super) fn child(&mut self, s: &Value, path: &str, depth: usize) -> Out {
+        self.walk(s, path, depth + 1)
+    }
+}
+
+/// `v` plus a `null` alternative.
+fn add_null(v: Value) -> Value {
+    let null_schema = serde_json::json!({"type": "null"});
+    if is_any_value(&v) {
+        return v;
+    }
+    if let Value::Object(mut m) = v.clone()
+        && let Some(Value::Array(alts)) = m.get_mut("anyOf")
+    {
+        if !alts.contains(&null_schema) {
+            alts.push(null_schema);
+        }
+        return Value::Object(m);
+    }
+    Value::Object(Map::from_iter([(
+        "anyOf".to_string(),
+        Value::Array(vec![v, null_schema]),
+    )]))
+}
+
+/// The branches of a node that is only an `anyOf` (plus annotations).
+fn only_any_of(v: &Value) -> Option<&Vec<Value>> {
+    let m = v.as_object()?;
+    if m.keys()
+        .all(|k| k == "anyOf" || ANNOTATIONS.contains(&k.as_str()))
+    {
+        m.get("anyOf")?.as_array()
+    } else {
+        None
+    }
+}
+
+pub(super) fn annotations(m: &Map<String, Value>) -> Map<String, Value> {
+    ANNOTATIONS
+        .iter()
+        .filter_map(|k| {
+            m.get(*k)
+                .filter(|v| v.is_string())
+                .map(|v| ((*k).to_string(), v.clone()))
+        })
+        .collect()
+}
+
+fn find_nested_def<'v>(v: &'v Value, name: &str, depth: usize) -> Option<&'v Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    match v {
+        Value::Object(m) => {
+            for key in ["$defs", "definitions"] {
+                if let Some(found) = m.get(key).and_then(|d| d.get(name)) {
+                    return Some(found);
+                }
+            }
+            m.values().find_map(|x| find_nested_def(x, name, depth + 1))
+        }
+        Value::Array(xs) => xs.iter().find_map(|x| find_nested_def(x, name, depth + 1)),
+        _ => None,
+    }
+}
