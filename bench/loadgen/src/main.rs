@@ -80,9 +80,14 @@ struct Target {
 
 impl Target {
     fn request(&self) -> hyper::Request<Full<Bytes>> {
-        let b = hyper::Request::builder().uri(&self.path).header("host", &self.host);
+        let b = hyper::Request::builder()
+            .uri(&self.path)
+            .header("host", &self.host);
         let r = match &self.body {
-            Some(body) => b.method("POST").header("content-type", "application/json").body(Full::new(body.clone())),
+            Some(body) => b
+                .method("POST")
+                .header("content-type", "application/json")
+                .body(Full::new(body.clone())),
             None => b.method("GET").body(Full::new(Bytes::new())),
         };
         r.unwrap_or_else(|e| panic!("bad request: {e}"))
@@ -90,7 +95,9 @@ impl Target {
     async fn connect(&self) -> std::io::Result<SendRequest<Full<Bytes>>> {
         let tcp = TcpStream::connect(&self.addr).await?;
         tcp.set_nodelay(true)?;
-        let (send, conn) = http1::handshake(TokioIo::new(tcp)).await.map_err(std::io::Error::other)?;
+        let (send, conn) = http1::handshake(TokioIo::new(tcp))
+            .await
+            .map_err(std::io::Error::other)?;
         tokio::spawn(conn);
         Ok(send)
     }
@@ -123,7 +130,13 @@ fn hist() -> Histogram<u64> {
 }
 
 fn pct(h: &Histogram<u64>, prefix: &str) -> String {
-    let q = |p: f64| if h.is_empty() { 0 } else { h.value_at_quantile(p) };
+    let q = |p: f64| {
+        if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(p)
+        }
+    };
     format!(
         r#""{prefix}p50_us":{},"{prefix}p90_us":{},"{prefix}p99_us":{},"{prefix}p999_us":{},"{prefix}max_us":{},"{prefix}mean_us":{:.1}"#,
         q(0.5),
@@ -171,7 +184,11 @@ async fn closed(t: Arc<Target>, conns: usize, duration: f64, warmup: f64) -> Str
             err += e;
         }
     }
-    format!(r#"{{"requests":{ok},"errors":{err},"rps":{:.1},{}}}"#, ok as f64 / duration, pct(&h, ""))
+    format!(
+        r#"{{"requests":{ok},"errors":{err},"rps":{:.1},{}}}"#,
+        ok as f64 / duration,
+        pct(&h, "")
+    )
 }
 
 async fn rate(t: Arc<Target>, rate: u64, duration: f64, conns: usize, warmup: f64) -> String {
@@ -188,7 +205,9 @@ async fn rate(t: Arc<Target>, rate: u64, duration: f64, conns: usize, warmup: f6
             let (mut h, mut ok, mut err) = (hist(), 0u64, 0u64);
             let mut conn = t.connect().await.ok();
             loop {
-                let Some(intended) = rx.lock().await.recv().await else { break };
+                let Some(intended) = rx.lock().await.recv().await else {
+                    break;
+                };
                 let good = once(&t, &mut conn).await;
                 if intended >= measure_from {
                     if good {
@@ -225,7 +244,10 @@ async fn rate(t: Arc<Target>, rate: u64, duration: f64, conns: usize, warmup: f6
         }
     }
     let achieved = ok as f64 / duration;
-    format!(r#"{{"requests":{ok},"errors":{err},"target_rps":{rate},"rps":{achieved:.1},{}}}"#, pct(&h, ""))
+    format!(
+        r#"{{"requests":{ok},"errors":{err},"target_rps":{rate},"rps":{achieved:.1},{}}}"#,
+        pct(&h, "")
+    )
 }
 
 struct StreamResult {
@@ -237,13 +259,18 @@ struct StreamResult {
 async fn one_stream(t: &Target, deadline: Instant) -> std::io::Result<StreamResult> {
     let mut c = t.connect().await?;
     let s = Instant::now();
-    let resp = c.send_request(t.request()).await.map_err(std::io::Error::other)?;
+    let resp = c
+        .send_request(t.request())
+        .await
+        .map_err(std::io::Error::other)?;
     let mut body = resp.into_body();
     let (mut ttfb, mut last, mut max_gap) = (None, Instant::now(), Duration::ZERO);
     let mut tail: Vec<u8> = Vec::new();
     loop {
         let frame = tokio::time::timeout_at(deadline.into(), body.frame()).await;
-        let Ok(frame) = frame else { return Err(std::io::Error::other("timeout")) };
+        let Ok(frame) = frame else {
+            return Err(std::io::Error::other("timeout"));
+        };
         let Some(frame) = frame else { break };
         let frame = frame.map_err(std::io::Error::other)?;
         if let Ok(data) = frame.into_data() {
@@ -262,7 +289,11 @@ async fn one_stream(t: &Target, deadline: Instant) -> std::io::Result<StreamResu
     }
     let text = String::from_utf8_lossy(&tail);
     let last_line = text.trim_end().rsplit('\n').next().unwrap_or("");
-    Ok(StreamResult { ttfb_us: ttfb, done: last_line.contains("\"done\":true"), max_gap })
+    Ok(StreamResult {
+        ttfb_us: ttfb,
+        done: last_line.contains("\"done\":true"),
+        max_gap,
+    })
 }
 
 async fn streams(t: Arc<Target>, n: usize, timeout: f64, stall_ms: u64, ramp_ms: u64) -> String {
@@ -301,20 +332,40 @@ async fn streams(t: Arc<Target>, n: usize, timeout: f64, stall_ms: u64, ramp_ms:
 
 fn main() {
     let args = Args::parse();
-    let hostport = args.url.trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let hostport = args
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
     let t = Arc::new(Target {
         addr: hostport.clone(),
         host: hostport,
         path: args.path,
         body: args.body.map(Bytes::from),
     });
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
     let rt = rt.unwrap_or_else(|e| panic!("runtime: {e}"));
     let out = rt.block_on(async move {
         match args.mode {
-            Mode::Closed { conns, duration, warmup } => closed(t, conns, duration, warmup).await,
-            Mode::Rate { rate: r, duration, conns, warmup } => rate(t, r, duration, conns, warmup).await,
-            Mode::Streams { streams: n, timeout, stall_ms, ramp_ms } => streams(t, n, timeout, stall_ms, ramp_ms).await,
+            Mode::Closed {
+                conns,
+                duration,
+                warmup,
+            } => closed(t, conns, duration, warmup).await,
+            Mode::Rate {
+                rate: r,
+                duration,
+                conns,
+                warmup,
+            } => rate(t, r, duration, conns, warmup).await,
+            Mode::Streams {
+                streams: n,
+                timeout,
+                stall_ms,
+                ramp_ms,
+            } => streams(t, n, timeout, stall_ms, ramp_ms).await,
         }
     });
     println!("{out}");

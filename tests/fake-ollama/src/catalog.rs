@@ -78,9 +78,19 @@ pub fn default_models() -> Vec<Model> {
         capabilities: caps.to_vec(),
     };
     let mut v = vec![
-        m("llama3.2:latest", "llama", "3.2B", &["completion", CAP_TOOLS]),
+        m(
+            "llama3.2:latest",
+            "llama",
+            "3.2B",
+            &["completion", CAP_TOOLS],
+        ),
         m("gemma3:latest", "gemma3", "4.3B", &["completion", "vision"]),
-        m("qwen3:latest", "qwen3", "8.2B", &["completion", CAP_TOOLS, CAP_THINKING]),
+        m(
+            "qwen3:latest",
+            "qwen3",
+            "8.2B",
+            &["completion", CAP_TOOLS, CAP_THINKING],
+        ),
     ];
     for f in FAULT_MODELS {
         v.push(m(&format!("{f}:latest"), "llama", "3.2B", &["completion"]));
@@ -93,7 +103,11 @@ pub fn normalize(name: &str) -> String {
     let n = name.strip_prefix("registry.ollama.ai/").unwrap_or(name);
     let n = n.strip_prefix("library/").unwrap_or(n);
     let last = n.rsplit('/').next().unwrap_or(n);
-    if last.contains(':') { n.to_owned() } else { format!("{n}:latest") }
+    if last.contains(':') {
+        n.to_owned()
+    } else {
+        format!("{n}:latest")
+    }
 }
 
 impl Shared {
@@ -149,7 +163,11 @@ pub async fn show(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
         Ok(v) => v,
         Err(e) => return e.native(false),
     };
-    let name = v.get("model").or_else(|| v.get("name")).and_then(Value::as_str).unwrap_or("");
+    let name = v
+        .get("model")
+        .or_else(|| v.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if name.is_empty() {
         return ApiError::new(400, "model is required").native(false);
     }

@@ -165,7 +165,9 @@ impl Builder {
 
     /// Binds and serves in the background. Panics if the address cannot be bound.
     pub async fn start(self) -> FakeOllama {
-        self.try_start().await.unwrap_or_else(|e| panic!("fake-ollama: cannot listen: {e}"))
+        self.try_start()
+            .await
+            .unwrap_or_else(|e| panic!("fake-ollama: cannot listen: {e}"))
     }
 
     pub async fn try_start(self) -> std::io::Result<FakeOllama> {
@@ -180,7 +182,10 @@ impl Builder {
                     capabilities: vec!["completion"],
                 });
             }
-            scripts.entry(name).or_insert_with(VecDeque::new).extend(replies);
+            scripts
+                .entry(name)
+                .or_insert_with(VecDeque::new)
+                .extend(replies);
         }
         let counters = Arc::new(Counters::default());
         let shared = Arc::new(Shared {
@@ -205,7 +210,12 @@ impl Builder {
                 })
                 .await;
         });
-        Ok(FakeOllama { addr, shared, stop: Some(tx), task: Some(task) })
+        Ok(FakeOllama {
+            addr,
+            shared,
+            stop: Some(tx),
+            task: Some(task),
+        })
     }
 }
 
@@ -219,7 +229,10 @@ pub struct FakeOllama {
 
 impl FakeOllama {
     pub fn builder() -> Builder {
-        let slow_ms = std::env::var("SLOW_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+        let slow_ms = std::env::var("SLOW_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2000);
         Builder {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             scripts: Vec::new(),
@@ -238,7 +251,10 @@ impl FakeOllama {
     }
     /// Requests received for `path` (path only, no query).
     pub fn requests(&self, path: &str) -> u64 {
-        lock(&self.shared.counters.per_path).get(path).copied().unwrap_or(0)
+        lock(&self.shared.counters.per_path)
+            .get(path)
+            .copied()
+            .unwrap_or(0)
     }
     pub fn total_requests(&self) -> u64 {
         self.shared.counters.total.load(Ordering::Relaxed)
@@ -261,7 +277,10 @@ impl FakeOllama {
     }
     /// Streams that ran to their end.
     pub fn streams_completed(&self) -> u64 {
-        self.shared.counters.streams_completed.load(Ordering::Relaxed)
+        self.shared
+            .counters
+            .streams_completed
+            .load(Ordering::Relaxed)
     }
     /// Streams dropped before their end because the client went away (cancellation).
     pub fn streams_aborted(&self) -> u64 {
@@ -288,17 +307,22 @@ impl FakeOllama {
     }
     /// Appends scripted replies for `model` (it must be a catalog model or scripted at build time).
     pub fn push_script(&self, model: &str, replies: Vec<String>) {
-        lock(&self.shared.scripts).entry(catalog::normalize(model)).or_default().extend(replies);
+        lock(&self.shared.scripts)
+            .entry(catalog::normalize(model))
+            .or_default()
+            .extend(replies);
     }
     /// Stops accepting, lets in-flight requests finish for up to 2 s, then drops everything.
     pub async fn shutdown(mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
-        if let Some(mut task) = self.task.take() {
-            if tokio::time::timeout(Duration::from_secs(2), &mut task).await.is_err() {
-                task.abort();
-            }
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(Duration::from_secs(2), &mut task)
+                .await
+                .is_err()
+        {
+            task.abort();
         }
     }
 }
@@ -365,14 +389,19 @@ fn router(st: Arc<Shared>) -> Router {
         .route("/api/create", post(manage::create))
         .route("/api/copy", post(manage::copy))
         .route("/api/delete", delete(manage::delete))
-        .route("/api/blobs/{digest}", head(manage::blob_head).post(manage::blob_upload))
+        .route(
+            "/api/blobs/{digest}",
+            head(manage::blob_head).post(manage::blob_upload),
+        )
         .route("/v1/chat/completions", post(openai::chat))
         .route("/v1/completions", post(openai::completions))
         .route("/v1/embeddings", post(openai::embeddings))
         .route("/v1/models", get(openai::models))
         .route("/v1/models/{*model}", get(openai::model))
         .fallback(|| async { wire::respond(404, "text/plain", "404 page not found") })
-        .method_not_allowed_fallback(|| async { wire::respond(405, "text/plain", "405 method not allowed") })
+        .method_not_allowed_fallback(|| async {
+            wire::respond(405, "text/plain", "405 method not allowed")
+        })
         .layer(middleware::from_fn_with_state(st.clone(), record))
         .with_state(st)
 }

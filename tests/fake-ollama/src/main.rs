@@ -40,7 +40,11 @@ fn main() -> std::io::Result<()> {
             .record(!args.no_record)
             .try_start()
             .await?;
-        eprintln!("fake-ollama {} listening on {}", fake_ollama::OLLAMA_VERSION, fake.url());
+        eprintln!(
+            "fake-ollama {} listening on {}",
+            fake_ollama::OLLAMA_VERSION,
+            fake.url()
+        );
         tokio::signal::ctrl_c().await?;
         fake.shutdown().await;
         Ok(())

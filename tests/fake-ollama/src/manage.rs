@@ -40,7 +40,11 @@ pub fn inputs(v: Option<&Value>) -> Result<Vec<String>, ApiError> {
         Some(Value::String(s)) => Ok(vec![s.clone()]),
         Some(Value::Array(a)) => a
             .iter()
-            .map(|x| x.as_str().map(str::to_owned).ok_or_else(|| ApiError::new(400, "invalid input type")))
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| ApiError::new(400, "invalid input type"))
+            })
             .collect(),
         Some(_) => Err(ApiError::new(400, "invalid input type")),
     }
@@ -49,7 +53,10 @@ pub fn inputs(v: Option<&Value>) -> Result<Vec<String>, ApiError> {
 fn known(st: &Shared, v: &Value) -> Result<String, ApiError> {
     let model = v.get("model").and_then(Value::as_str).unwrap_or("");
     if st.find_model(model).is_none() {
-        return Err(ApiError::new(404, format!("model {} not found, try pulling it first", go_quote(model))));
+        return Err(ApiError::new(
+            404,
+            format!("model {} not found, try pulling it first", go_quote(model)),
+        ));
     }
     Ok(model.to_owned())
 }
@@ -62,9 +69,14 @@ pub async fn embed(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
             return Ok(json!({ "model": model, "embeddings": [] }));
         }
         let embeddings: Vec<Vec<f32>> = texts.iter().map(|t| vector(t)).collect();
-        let tokens: usize = texts.iter().map(|t| t.split_whitespace().count().max(1)).sum();
-        Ok(json!({ "model": model, "embeddings": embeddings, "total_duration": 14_143_917u64,
-            "load_duration": 1_019_500u64, "prompt_eval_count": tokens }))
+        let tokens: usize = texts
+            .iter()
+            .map(|t| t.split_whitespace().count().max(1))
+            .sum();
+        Ok(
+            json!({ "model": model, "embeddings": embeddings, "total_duration": 14_143_917u64,
+            "load_duration": 1_019_500u64, "prompt_eval_count": tokens }),
+        )
     });
     match r {
         Ok(v) => respond(200, JSON_UTF8, go_json(&v)),
@@ -76,7 +88,11 @@ pub async fn embeddings(State(st): State<Arc<Shared>>, body: Bytes) -> Response 
     let r = wire::parse_body(&body, "EmbeddingRequest").and_then(|v| {
         known(&st, &v)?;
         let prompt = v.get("prompt").and_then(Value::as_str).unwrap_or("");
-        let e: Vec<f64> = if prompt.is_empty() { Vec::new() } else { vector(prompt).into_iter().map(f64::from).collect() };
+        let e: Vec<f64> = if prompt.is_empty() {
+            Vec::new()
+        } else {
+            vector(prompt).into_iter().map(f64::from).collect()
+        };
         Ok(json!({ "embedding": e }))
     });
     match r {
@@ -90,7 +106,11 @@ fn progress(st: &Shared, body: &Bytes, lines: Vec<Value>) -> Response {
         Ok(v) => v,
         Err(e) => return e.native(false),
     };
-    let model = v.get("model").or(v.get("name")).and_then(Value::as_str).unwrap_or("");
+    let model = v
+        .get("model")
+        .or(v.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if model.is_empty() {
         return ApiError::new(400, "model is required").native(false);
     }
@@ -108,7 +128,11 @@ fn progress(st: &Shared, body: &Bytes, lines: Vec<Value>) -> Response {
         })
         .collect();
     let s: wire::ByteStream = Box::pin(futures_util::stream::iter(chunks));
-    respond(200, NDJSON, wire::Tracked::new(s, st.counters.clone()).body())
+    respond(
+        200,
+        NDJSON,
+        wire::Tracked::new(s, st.counters.clone()).body(),
+    )
 }
 
 const LAYER: &str = "sha256:dde5aa3fc5ffc17176b5e8bdc82f587b24b2678c6c66101bf7da77af9f7ccdff";
@@ -118,11 +142,10 @@ fn layer_lines(verb: &str) -> Vec<Value> {
     [0, total / 4, total / 2, total].iter().map(|&done| {
         json!({ "status": format!("{verb} dde5aa3fc5ff"), "digest": LAYER, "total": total, "completed": done })
     }).map(|mut v| {
-        if v["completed"] == 0 {
-            if let Some(o) = v.as_object_mut() {
+        if v["completed"] == 0
+            && let Some(o) = v.as_object_mut() {
                 o.remove("completed");
             }
-        }
         v
     }).collect()
 }
@@ -130,7 +153,9 @@ fn layer_lines(verb: &str) -> Vec<Value> {
 pub async fn pull(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
     let mut lines = vec![json!({"status": "pulling manifest"})];
     lines.extend(layer_lines("pulling"));
-    lines.extend(["verifying sha256 digest", "writing manifest", "success"].map(|s| json!({"status": s})));
+    lines.extend(
+        ["verifying sha256 digest", "writing manifest", "success"].map(|s| json!({"status": s})),
+    );
     progress(&st, &body, lines)
 }
 
@@ -142,8 +167,16 @@ pub async fn push(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
 }
 
 pub async fn create(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
-    let lines = ["using existing layer ".to_owned() + LAYER, "writing manifest".into(), "success".into()];
-    progress(&st, &body, lines.iter().map(|s| json!({"status": s})).collect())
+    let lines = [
+        "using existing layer ".to_owned() + LAYER,
+        "writing manifest".into(),
+        "success".into(),
+    ];
+    progress(
+        &st,
+        &body,
+        lines.iter().map(|s| json!({"status": s})).collect(),
+    )
 }
 
 pub async fn copy(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
@@ -157,7 +190,8 @@ pub async fn copy(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
         return ApiError::new(400, format!("source {} is invalid", go_quote(src))).native(false);
     }
     if dst.is_empty() {
-        return ApiError::new(400, format!("destination {} is invalid", go_quote(dst))).native(false);
+        return ApiError::new(400, format!("destination {} is invalid", go_quote(dst)))
+            .native(false);
     }
     if st.find_model(src).is_none() {
         return ApiError::new(404, format!("model {} not found", go_quote(src))).native(false);
@@ -171,7 +205,11 @@ pub async fn delete(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
         Ok(v) => v,
         Err(e) => return e.native(false),
     };
-    let name = v.get("model").or(v.get("name")).and_then(Value::as_str).unwrap_or("");
+    let name = v
+        .get("model")
+        .or(v.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if name.is_empty() {
         return ApiError::new(400, format!("name {} is invalid", go_quote(name))).native(false);
     }
@@ -182,7 +220,8 @@ pub async fn delete(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
 }
 
 fn valid_digest(d: &str) -> bool {
-    d.strip_prefix("sha256:").is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    d.strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 pub async fn blob_head(State(st): State<Arc<Shared>>, Path(digest): Path<String>) -> Response {
@@ -192,7 +231,11 @@ pub async fn blob_head(State(st): State<Arc<Shared>>, Path(digest): Path<String>
     ApiError::new(404, format!("blob {} not found", go_quote(&digest))).native(false)
 }
 
-pub async fn blob_upload(State(st): State<Arc<Shared>>, Path(digest): Path<String>, body: Body) -> Response {
+pub async fn blob_upload(
+    State(st): State<Arc<Shared>>,
+    Path(digest): Path<String>,
+    body: Body,
+) -> Response {
     if !valid_digest(&digest) {
         return ApiError::new(400, "invalid digest format").native(false);
     }
@@ -204,7 +247,9 @@ pub async fn blob_upload(State(st): State<Arc<Shared>>, Path(digest): Path<Strin
     while let Some(chunk) = stream.next().await {
         match chunk {
             Ok(c) => {
-                st.counters.blob_bytes.fetch_add(c.len() as u64, Ordering::Relaxed);
+                st.counters
+                    .blob_bytes
+                    .fetch_add(c.len() as u64, Ordering::Relaxed);
                 hasher.update(&c);
             }
             Err(_) => return ApiError::new(500, "unexpected EOF").native(false),
@@ -212,8 +257,15 @@ pub async fn blob_upload(State(st): State<Arc<Shared>>, Path(digest): Path<Strin
     }
     let got = format!("sha256:{:x}", hasher.finalize());
     if got != digest {
-        return ApiError::new(400, format!("digest mismatch, expected {}, got {}", go_quote(&digest), go_quote(&got)))
-            .native(false);
+        return ApiError::new(
+            400,
+            format!(
+                "digest mismatch, expected {}, got {}",
+                go_quote(&digest),
+                go_quote(&got)
+            ),
+        )
+        .native(false);
     }
     crate::lock(&st.blobs).insert(digest);
     wire::empty(201)

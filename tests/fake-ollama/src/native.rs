@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -105,6 +105,8 @@ where
 {
     let s = stream::unfold((plan, render, 0usize), |(plan, render, i)| async move {
         if plan.cut_after == Some(i) {
+            // Let the chunks already written reach the socket before the connection drops.
+            tokio::time::sleep(Duration::from_millis(50)).await;
             let err = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "stream cut");
             return Some((Err(err), (plan, render, usize::MAX)));
         }
@@ -122,15 +124,26 @@ where
 }
 
 /// The body of a non-streaming response, or (for `stream-cut`) half of it then a dropped connection.
-pub async fn whole(plan: &Plan, counters: &Arc<Counters>, ctype: &'static str, body: Vec<u8>) -> Response {
+pub async fn whole(
+    plan: &Plan,
+    counters: &Arc<Counters>,
+    ctype: &'static str,
+    body: Vec<u8>,
+) -> Response {
     let steps = plan.pieces.len() as u32;
     if plan.delay > Duration::ZERO && steps > 1 {
         tokio::time::sleep(plan.delay * (steps - 1)).await;
     }
     if plan.cut_after.is_some() {
         let half = Bytes::from(body[..body.len() / 2].to_vec());
-        let err = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "stream cut");
-        let s: ByteStream = Box::pin(stream::iter(vec![Ok(half), Err(err)]));
+        let cut = stream::once(async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "stream cut",
+            ))
+        });
+        let s: ByteStream = Box::pin(stream::iter(vec![Ok(half)]).chain(cut));
         return respond(200, ctype, Tracked::new(s, counters.clone()).body());
     }
     respond(200, ctype, body)
@@ -150,13 +163,28 @@ fn decode_chat(v: &Value) -> Result<(Input, bool), ApiError> {
     let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(true);
     let input = Input {
         model,
-        messages: Some(v.get("messages").and_then(Value::as_array).cloned().unwrap_or_default()),
+        messages: Some(
+            v.get("messages")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        ),
         prompt: v.get("prompt").and_then(Value::as_str).map(str::to_owned),
-        tools: v.get("tools").and_then(Value::as_array).cloned().unwrap_or_default(),
+        tools: v
+            .get("tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
         format: v.get("format").cloned(),
         think: v.get("think").cloned(),
-        options: v.get("options").and_then(Value::as_object).cloned().unwrap_or_default(),
-        keep_alive_zero: v.get("keep_alive").is_some_and(|k| k == 0 || k == "0" || k == "0s"),
+        options: v
+            .get("options")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        keep_alive_zero: v
+            .get("keep_alive")
+            .is_some_and(|k| k == 0 || k == "0" || k == "0s"),
         raw: v.clone(),
     };
     Ok((input, stream))
@@ -171,7 +199,11 @@ pub async fn generate(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
 }
 
 async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
-    let go_type = if is_chat { "ChatRequest" } else { "GenerateRequest" };
+    let go_type = if is_chat {
+        "ChatRequest"
+    } else {
+        "GenerateRequest"
+    };
     let (mut input, stream) = match wire::parse_body(&body, go_type).and_then(|v| decode_chat(&v)) {
         Ok(x) => x,
         Err(e) => return e.native(false),
@@ -189,13 +221,21 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
         tokio::time::sleep(plan.first_byte).await;
     }
     let model = input.model;
-    let raw = input.raw.get("raw").and_then(Value::as_bool).unwrap_or(false);
+    let raw = input
+        .raw
+        .get("raw")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let with_tools = !input.tools.is_empty();
     if stream {
         let body = if is_chat {
-            paced_body(plan, st.counters.clone(), move |p, i| chat_event(&model, p, i))
+            paced_body(plan, st.counters.clone(), move |p, i| {
+                chat_event(&model, p, i)
+            })
         } else {
-            paced_body(plan, st.counters.clone(), move |p, i| generate_event(&model, p, i, raw))
+            paced_body(plan, st.counters.clone(), move |p, i| {
+                generate_event(&model, p, i, raw)
+            })
         };
         return respond(200, NDJSON, body);
     }
@@ -203,7 +243,12 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
     let thinking = plan.thinking();
     let bytes = if is_chat {
         let calls: &[Value] = if with_tools { &plan.tool_calls } else { &[] };
-        let msg = Message { role: "assistant", content: &content, thinking: &thinking, tool_calls: calls };
+        let msg = Message {
+            role: "assistant",
+            content: &content,
+            thinking: &thinking,
+            tool_calls: calls,
+        };
         go_json(&ChatLine {
             model: &model,
             created_at: wire::now(),
@@ -230,8 +275,20 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
 
 fn load_reply(model: &str, reason: &str, is_chat: bool) -> Response {
     let body = if is_chat {
-        let msg = Message { role: "assistant", content: "", thinking: "", tool_calls: &[] };
-        let l = ChatLine { model, created_at: wire::now(), message: msg, done: true, done_reason: reason, metrics: Metrics::default() };
+        let msg = Message {
+            role: "assistant",
+            content: "",
+            thinking: "",
+            tool_calls: &[],
+        };
+        let l = ChatLine {
+            model,
+            created_at: wire::now(),
+            message: msg,
+            done: true,
+            done_reason: reason,
+            metrics: Metrics::default(),
+        };
         go_json(&l)
     } else {
         let l = GenerateLine {
@@ -253,31 +310,76 @@ fn chat_event(model: &str, p: &Plan, i: usize) -> Option<Bytes> {
     let n = p.pieces.len();
     let has_calls = !p.tool_calls.is_empty();
     let (message, done) = if let Some(piece) = p.pieces.get(i) {
-        let (content, thinking) = if piece.thinking { ("", piece.text.as_str()) } else { (piece.text.as_str(), "") };
-        (Message { role: "assistant", content, thinking, tool_calls: &[] }, false)
+        let (content, thinking) = if piece.thinking {
+            ("", piece.text.as_str())
+        } else {
+            (piece.text.as_str(), "")
+        };
+        (
+            Message {
+                role: "assistant",
+                content,
+                thinking,
+                tool_calls: &[],
+            },
+            false,
+        )
     } else if has_calls && i == n {
-        (Message { role: "assistant", content: "", thinking: "", tool_calls: &p.tool_calls }, false)
+        (
+            Message {
+                role: "assistant",
+                content: "",
+                thinking: "",
+                tool_calls: &p.tool_calls,
+            },
+            false,
+        )
     } else if i == n + usize::from(has_calls) {
-        (Message { role: "assistant", content: "", thinking: "", tool_calls: &[] }, true)
+        (
+            Message {
+                role: "assistant",
+                content: "",
+                thinking: "",
+                tool_calls: &[],
+            },
+            true,
+        )
     } else {
         return None;
     };
-    let metrics = if done { Metrics::of(p) } else { Metrics::default() };
+    let metrics = if done {
+        Metrics::of(p)
+    } else {
+        Metrics::default()
+    };
     let done_reason = if done { p.done_reason } else { "" };
-    Some(line(&ChatLine { model, created_at: wire::now(), message, done, done_reason, metrics }))
+    Some(line(&ChatLine {
+        model,
+        created_at: wire::now(),
+        message,
+        done,
+        done_reason,
+        metrics,
+    }))
 }
 
 fn context(p: &Plan, raw: bool) -> Vec<u64> {
     if raw {
         return Vec::new();
     }
-    (0..p.prompt_tokens + p.eval_count()).map(|i| 128_000 + i % 256).collect()
+    (0..p.prompt_tokens + p.eval_count())
+        .map(|i| 128_000 + i % 256)
+        .collect()
 }
 
 fn generate_event(model: &str, p: &Plan, i: usize, raw: bool) -> Option<Bytes> {
     let n = p.pieces.len();
     if let Some(piece) = p.pieces.get(i) {
-        let (response, thinking) = if piece.thinking { ("", piece.text.as_str()) } else { (piece.text.as_str(), "") };
+        let (response, thinking) = if piece.thinking {
+            ("", piece.text.as_str())
+        } else {
+            (piece.text.as_str(), "")
+        };
         let l = GenerateLine {
             model,
             created_at: wire::now(),

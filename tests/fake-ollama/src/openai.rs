@@ -20,7 +20,10 @@ use crate::wire::{self, ApiError, JSON, SSE, go_json, respond};
 fn text_of(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
         _ => String::new(),
     }
 }
@@ -33,30 +36,61 @@ struct Req {
 
 fn decode(v: &Value, chat: bool) -> Result<Req, ApiError> {
     let mut options = Map::new();
-    for (from, to) in [("max_tokens", "num_predict"), ("max_completion_tokens", "num_predict"), ("seed", "seed"),
-        ("stop", "stop"), ("frequency_penalty", "frequency_penalty"), ("presence_penalty", "presence_penalty")] {
+    for (from, to) in [
+        ("max_tokens", "num_predict"),
+        ("max_completion_tokens", "num_predict"),
+        ("seed", "seed"),
+        ("stop", "stop"),
+        ("frequency_penalty", "frequency_penalty"),
+        ("presence_penalty", "presence_penalty"),
+    ] {
         if let Some(x) = v.get(from).filter(|x| !x.is_null()) {
             options.insert(to.into(), x.clone());
         }
     }
-    options.insert("temperature".into(), v.get("temperature").cloned().unwrap_or(json!(1.0)));
-    options.insert("top_p".into(), v.get("top_p").cloned().unwrap_or(json!(1.0)));
+    options.insert(
+        "temperature".into(),
+        v.get("temperature").cloned().unwrap_or(json!(1.0)),
+    );
+    options.insert(
+        "top_p".into(),
+        v.get("top_p").cloned().unwrap_or(json!(1.0)),
+    );
     let format = match v.pointer("/response_format/type").and_then(Value::as_str) {
         Some("json_object") => Some(json!("json")),
         Some("json_schema") => v.pointer("/response_format/json_schema/schema").cloned(),
         _ => None,
     };
-    let think = match v.get("reasoning_effort").or(v.pointer("/reasoning/effort")).and_then(Value::as_str) {
+    let think = match v
+        .get("reasoning_effort")
+        .or(v.pointer("/reasoning/effort"))
+        .and_then(Value::as_str)
+    {
         None => None,
         Some("none") => Some(json!(false)),
         Some("minimal") => Some(json!("low")),
         Some("xhigh" | "ultra") => Some(json!("max")),
         Some(e @ ("low" | "medium" | "high" | "max")) => Some(json!(e)),
-        Some(e) => return Err(ApiError::new(400, format!("invalid reasoning value: '{e}' (must be \"low\", \"medium\", \"high\", \"max\", or \"none\")"))),
+        Some(e) => {
+            return Err(ApiError::new(
+                400,
+                format!(
+                    "invalid reasoning value: '{e}' (must be \"low\", \"medium\", \"high\", \"max\", or \"none\")"
+                ),
+            ));
+        }
     };
     let mut input = Input {
-        model: v.get("model").and_then(Value::as_str).unwrap_or("").to_owned(),
-        tools: v.get("tools").and_then(Value::as_array).cloned().unwrap_or_default(),
+        model: v
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        tools: v
+            .get("tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
         format,
         think,
         options,
@@ -64,7 +98,11 @@ fn decode(v: &Value, chat: bool) -> Result<Req, ApiError> {
         ..Input::default()
     };
     if chat {
-        let msgs = v.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+        let msgs = v
+            .get("messages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         if msgs.is_empty() {
             return Err(ApiError::new(400, "[] is too short - 'messages'"));
         }
@@ -76,12 +114,24 @@ fn decode(v: &Value, chat: bool) -> Result<Req, ApiError> {
         match v.get("prompt") {
             Some(Value::String(s)) => input.prompt = Some(s.clone()),
             None | Some(Value::Null) => input.prompt = Some(String::new()),
-            Some(other) => return Err(ApiError::new(400, format!("invalid type for 'prompt' field: {}", kind(other)))),
+            Some(other) => {
+                return Err(ApiError::new(
+                    400,
+                    format!("invalid type for 'prompt' field: {}", kind(other)),
+                ));
+            }
         }
     }
     let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let include_usage = v.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
-    Ok(Req { input, stream, include_usage })
+    let include_usage = v
+        .pointer("/stream_options/include_usage")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok(Req {
+        input,
+        stream,
+        include_usage,
+    })
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -129,8 +179,15 @@ fn sse(v: &Value) -> Bytes {
 }
 
 async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
-    let r = wire::parse_body(&body, if chat { "ChatCompletionRequest" } else { "CompletionRequest" })
-        .and_then(|v| decode(&v, chat));
+    let r = wire::parse_body(
+        &body,
+        if chat {
+            "ChatCompletionRequest"
+        } else {
+            "CompletionRequest"
+        },
+    )
+    .and_then(|v| decode(&v, chat));
     let req = match r {
         Ok(r) => r,
         Err(e) => return e.openai(),
@@ -143,12 +200,20 @@ async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
     if plan.first_byte > Duration::ZERO {
         tokio::time::sleep(plan.first_byte).await;
     }
-    let id = format!("{}-{}", if chat { "chatcmpl" } else { "cmpl" }, fastrand::u32(0..999));
+    let id = format!(
+        "{}-{}",
+        if chat { "chatcmpl" } else { "cmpl" },
+        fastrand::u32(0..999)
+    );
     let created = unix_now();
     let model = req.input.model.clone();
     let head = move |object: &str| json!({ "id": id, "object": object, "created": created, "model": model, "system_fingerprint": "fp_ollama" });
     if !req.stream {
-        let mut v = head(if chat { "chat.completion" } else { "text_completion" });
+        let mut v = head(if chat {
+            "chat.completion"
+        } else {
+            "text_completion"
+        });
         let content = plan.content();
         let choice = if chat {
             let mut msg = json!({ "role": "assistant", "content": content });
@@ -173,14 +238,25 @@ async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
     let body = paced_body(plan, st.counters.clone(), move |p, i| {
         let n = p.pieces.len();
         let calls = usize::from(!p.tool_calls.is_empty());
-        let mut v = head(if chat { "chat.completion.chunk" } else { "text_completion" });
+        let mut v = head(if chat {
+            "chat.completion.chunk"
+        } else {
+            "text_completion"
+        });
         let choice = if let Some(piece) = p.pieces.get(i) {
             if chat {
                 let mut d = Map::new();
                 if i == 0 {
                     d.insert("role".into(), json!("assistant"));
                 }
-                d.insert("content".into(), json!(if piece.thinking { "" } else { piece.text.as_str() }));
+                d.insert(
+                    "content".into(),
+                    json!(if piece.thinking {
+                        ""
+                    } else {
+                        piece.text.as_str()
+                    }),
+                );
                 if piece.thinking {
                     d.insert("reasoning".into(), json!(piece.text));
                 }

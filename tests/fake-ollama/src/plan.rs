@@ -12,9 +12,19 @@ use crate::schema;
 use crate::wire::{ApiError, go_quote};
 
 /// The deterministic answer of every ordinary model, one string per token.
-pub const SENTENCE: &[&str] =
-    &["The", " sky", " is", " blue", " because", " of", " Ray", "leigh", " scatter", "ing", "."];
-const THOUGHT: &[&str] = &["Okay", ",", " the", " user", " asks", " a", " question", "."];
+pub const SENTENCE: &[&str] = &[
+    "The", " sky", " is", " blue", " because", " of", " Ray", "leigh", " scatter", "ing", ".",
+];
+const THOUGHT: &[&str] = &[
+    "Okay",
+    ",",
+    " the",
+    " user",
+    " asks",
+    " a",
+    " question",
+    ".",
+];
 pub const RUNNER_STOPPED: &str = "model runner has unexpectedly stopped, this may be due to resource limitations or an internal error, check ollama server logs for details";
 
 /// A generation request after endpoint-specific decoding.
@@ -58,10 +68,18 @@ impl Plan {
         (self.pieces.len() + self.tool_calls.len()).max(1) as u64
     }
     pub fn content(&self) -> String {
-        self.pieces.iter().filter(|p| !p.thinking).map(|p| p.text.as_str()).collect()
+        self.pieces
+            .iter()
+            .filter(|p| !p.thinking)
+            .map(|p| p.text.as_str())
+            .collect()
     }
     pub fn thinking(&self) -> String {
-        self.pieces.iter().filter(|p| p.thinking).map(|p| p.text.as_str()).collect()
+        self.pieces
+            .iter()
+            .filter(|p| p.thinking)
+            .map(|p| p.text.as_str())
+            .collect()
     }
 }
 
@@ -98,7 +116,10 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
             Value::String(s) => {
                 return Err(ApiError::new(
                     400,
-                    format!("invalid think value: {} (must be \"high\", \"medium\", \"low\", \"max\", true, or false)", go_quote(s)),
+                    format!(
+                        "invalid think value: {} (must be \"high\", \"medium\", \"low\", \"max\", true, or false)",
+                        go_quote(s)
+                    ),
                 ));
             }
             _ => {
@@ -109,18 +130,28 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
             }
         }
         if truthy(think) && !model.has(CAP_THINKING) {
-            return Err(ApiError::new(400, format!("{} does not support thinking", go_quote(&input.model))));
+            return Err(ApiError::new(
+                400,
+                format!("{} does not support thinking", go_quote(&input.model)),
+            ));
         }
     }
     if !input.tools.is_empty() && !model.has(CAP_TOOLS) {
-        return Err(ApiError::new(400, format!("{} does not support tools", model.full_name())));
+        return Err(ApiError::new(
+            400,
+            format!("{} does not support tools", model.full_name()),
+        ));
     }
     let empty = match &input.messages {
         Some(m) => m.is_empty(),
         None => input.prompt.as_deref().unwrap_or("").is_empty(),
     };
     if empty {
-        return Ok(Prepared::Load(if input.keep_alive_zero { "unload" } else { "load" }));
+        return Ok(Prepared::Load(if input.keep_alive_zero {
+            "unload"
+        } else {
+            "load"
+        }));
     }
     if model.base() == "error-500" {
         return Err(ApiError::runner(500, RUNNER_STOPPED));
@@ -170,19 +201,31 @@ fn check_format(f: Option<&Value>) -> Result<Option<Value>, ApiError> {
 fn prompt_tokens(input: &Input) -> u64 {
     let words = |s: &str| s.split_whitespace().count() as u64;
     let msgs = input.messages.iter().flatten();
-    let n: u64 = msgs.map(|m| words(m.get("content").and_then(Value::as_str).unwrap_or(""))).sum();
+    let n: u64 = msgs
+        .map(|m| words(m.get("content").and_then(Value::as_str).unwrap_or("")))
+        .sum();
     n + words(input.prompt.as_deref().unwrap_or("")) + 10
 }
 
 fn split(text: &str, size: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
-    chars.chunks(size.max(1)).map(|c| c.iter().collect()).collect()
+    chars
+        .chunks(size.max(1))
+        .map(|c| c.iter().collect())
+        .collect()
 }
 
 fn last_user_text(input: &Input) -> String {
     if let Some(msgs) = &input.messages {
-        let user = msgs.iter().rev().find(|m| m.get("role").and_then(Value::as_str) == Some("user"));
-        return user.and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("").to_owned();
+        let user = msgs
+            .iter()
+            .rev()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"));
+        return user
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
     }
     input.prompt.clone().unwrap_or_default()
 }
@@ -190,16 +233,22 @@ fn last_user_text(input: &Input) -> String {
 /// The valid answer for the requested format (`Value::Null` = plain `"json"`).
 fn formatted(format: Option<&Value>) -> Option<String> {
     match format? {
-        Value::Null => Some(r#"{"answer":"The sky is blue because of Rayleigh scattering."}"#.to_owned()),
+        Value::Null => {
+            Some(r#"{"answer":"The sky is blue because of Rayleigh scattering."}"#.to_owned())
+        }
         s => Some(schema::instance(s).to_string()),
     }
 }
 
 /// A JSON text that parses but does not satisfy the schema.
 fn schema_invalid(format: Option<&Value>) -> String {
-    let Some(s @ Value::Object(_)) = format else { return r#""not an object""#.to_owned() };
+    let Some(s @ Value::Object(_)) = format else {
+        return r#""not an object""#.to_owned();
+    };
     let mut v = schema::instance(s);
-    if let (Value::Object(obj), Some(first)) = (&mut v, s.pointer("/required/0").and_then(Value::as_str)) {
+    if let (Value::Object(obj), Some(first)) =
+        (&mut v, s.pointer("/required/0").and_then(Value::as_str))
+    {
         obj.shift_remove(first);
         return v.to_string();
     }
@@ -212,9 +261,17 @@ fn schema_invalid(format: Option<&Value>) -> String {
 fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
     let thinks = plan.model.has(CAP_THINKING) && input.think.as_ref().is_none_or(truthy);
     if thinks {
-        plan.pieces.extend(THOUGHT.iter().map(|t| Piece { thinking: true, text: (*t).to_owned() }));
+        plan.pieces.extend(THOUGHT.iter().map(|t| Piece {
+            thinking: true,
+            text: (*t).to_owned(),
+        }));
     }
-    let text = |s: Vec<String>| s.into_iter().map(|text| Piece { thinking: false, text });
+    let text = |s: Vec<String>| {
+        s.into_iter().map(|text| Piece {
+            thinking: false,
+            text,
+        })
+    };
     let fallback = r#"{"answer":"The sky is blue because of Rayleigh scattering"}"#;
     if let Some(reply) = st.pop_script(&plan.model.name) {
         plan.pieces.extend(text(split(&reply, 3)));
@@ -222,11 +279,18 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
     }
     match plan.model.base() {
         "long-stream" => {
-            let n = input.options.get("num_predict").and_then(Value::as_u64).unwrap_or(100);
+            let n = input
+                .options
+                .get("num_predict")
+                .and_then(Value::as_u64)
+                .unwrap_or(100);
             if let Some(ms) = input.options.get("interval_ms").and_then(Value::as_u64) {
                 plan.delay = Duration::from_millis(ms);
             }
-            plan.pieces.extend((0..n).map(|_| Piece { thinking: false, text: "tok ".to_owned() }));
+            plan.pieces.extend((0..n).map(|_| Piece {
+                thinking: false,
+                text: "tok ".to_owned(),
+            }));
             plan.done_reason = "length";
         }
         "echo" => plan.pieces.extend(text(split(&input.raw.to_string(), 16))),
@@ -236,17 +300,24 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
             if let Some(pos) = v.rfind(['}', ']']) {
                 v.insert(pos, ',');
             }
-            plan.pieces.extend(text(split(&format!("```json\n{v}\n```"), 4)));
+            plan.pieces
+                .extend(text(split(&format!("```json\n{v}\n```"), 4)));
         }
         "truncated" => {
-            let v = formatted(format).filter(|v| v.len() > 4).unwrap_or_else(|| fallback.to_owned());
+            let v = formatted(format)
+                .filter(|v| v.len() > 4)
+                .unwrap_or_else(|| fallback.to_owned());
             let cut: String = v.chars().take(v.chars().count() * 2 / 3).collect();
             plan.pieces.extend(text(split(&cut, 4)));
             plan.done_reason = "length";
         }
         "invalid-then-valid" => {
             let n = st.bump_model_count(&plan.model.name);
-            let v = if n % 2 == 0 { schema_invalid(format) } else { formatted(format).unwrap_or_else(|| fallback.to_owned()) };
+            let v = if n.is_multiple_of(2) {
+                schema_invalid(format)
+            } else {
+                formatted(format).unwrap_or_else(|| fallback.to_owned())
+            };
             plan.pieces.extend(text(split(&v, 4)));
         }
         _ if !input.tools.is_empty() => {
@@ -258,7 +329,9 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
         }
         _ => match formatted(format) {
             Some(v) => plan.pieces.extend(text(split(&v, 4))),
-            None => plan.pieces.extend(text(SENTENCE.iter().map(|s| (*s).to_owned()).collect())),
+            None => plan
+                .pieces
+                .extend(text(SENTENCE.iter().map(|s| (*s).to_owned()).collect())),
         },
     }
     if let Some(limit) = input.options.get("num_predict").and_then(Value::as_u64) {

@@ -11,11 +11,17 @@ pub fn instance(schema: &Value) -> Value {
 
 fn resolve<'a>(root: &'a Value, r: &str) -> Option<&'a Value> {
     let ptr = r.strip_prefix('#')?;
-    if ptr.is_empty() { Some(root) } else { root.pointer(ptr) }
+    if ptr.is_empty() {
+        Some(root)
+    } else {
+        root.pointer(ptr)
+    }
 }
 
 fn generate(s: &Value, root: &Value, depth: usize) -> Value {
-    let Some(o) = s.as_object() else { return json!({}) };
+    let Some(o) = s.as_object() else {
+        return json!({});
+    };
     if depth > 16 {
         return Value::Null;
     }
@@ -25,7 +31,11 @@ fn generate(s: &Value, root: &Value, depth: usize) -> Value {
     if let Some(c) = o.get("const") {
         return c.clone();
     }
-    if let Some(e) = o.get("enum").and_then(Value::as_array).and_then(|a| a.first()) {
+    if let Some(e) = o
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
         return e.clone();
     }
     for k in ["anyOf", "oneOf"] {
@@ -44,7 +54,11 @@ fn generate(s: &Value, root: &Value, depth: usize) -> Value {
     }
     let ty = match o.get("type") {
         Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null").unwrap_or("null"),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
         _ if o.contains_key("properties") => "object",
         _ if o.contains_key("items") || o.contains_key("prefixItems") => "array",
         _ => "object",
@@ -53,18 +67,39 @@ fn generate(s: &Value, root: &Value, depth: usize) -> Value {
         "object" => {
             let props = o.get("properties").and_then(Value::as_object);
             let mut out = Map::new();
-            for name in o.get("required").and_then(Value::as_array).into_iter().flatten() {
+            for name in o
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let Some(name) = name.as_str() else { continue };
-                let sub = props.and_then(|p| p.get(name)).cloned().unwrap_or(json!({"type": "string"}));
+                let sub = props
+                    .and_then(|p| p.get(name))
+                    .cloned()
+                    .unwrap_or(json!({"type": "string"}));
                 out.insert(name.to_owned(), generate(&sub, root, depth + 1));
             }
             Value::Object(out)
         }
         "array" => {
-            if let Some(prefix) = o.get("prefixItems").or(o.get("items")).and_then(Value::as_array) {
-                return Value::Array(prefix.iter().map(|p| generate(p, root, depth + 1)).collect());
+            if let Some(prefix) = o
+                .get("prefixItems")
+                .or(o.get("items"))
+                .and_then(Value::as_array)
+            {
+                return Value::Array(
+                    prefix
+                        .iter()
+                        .map(|p| generate(p, root, depth + 1))
+                        .collect(),
+                );
             }
-            let n = o.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(16);
+            let n = o
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(16);
             let item = o.get("items").cloned().unwrap_or(json!({"type": "string"}));
             Value::Array((0..n).map(|_| generate(&item, root, depth + 1)).collect())
         }
@@ -72,7 +107,11 @@ fn generate(s: &Value, root: &Value, depth: usize) -> Value {
         "integer" => json!(number_of(o).round() as i64),
         "number" => {
             let n = number_of(o);
-            if n.fract() == 0.0 { json!(n as i64) } else { json!(n) }
+            if n.fract() == 0.0 {
+                json!(n as i64)
+            } else {
+                json!(n)
+            }
         }
         "boolean" => json!(true),
         _ => Value::Null,
@@ -87,7 +126,11 @@ fn string_of(o: &Map<String, Value>) -> String {
         Some(f) if f.starts_with("uuid") => return "00000000-0000-4000-8000-000000000000".into(),
         _ => {}
     }
-    let min = o.get("minLength").and_then(Value::as_u64).unwrap_or(1).max(1) as usize;
+    let min = o
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1) as usize;
     "x".repeat(min.min(4096))
 }
 
@@ -97,23 +140,25 @@ fn number_of(o: &Map<String, Value>) -> f64 {
     if let Some(min) = num("minimum") {
         n = f64::max(n, min);
     }
-    if let Some(min) = num("exclusiveMinimum") {
-        if n <= min {
-            n = min.floor() + 1.0;
-        }
+    if let Some(min) = num("exclusiveMinimum")
+        && n <= min
+    {
+        n = min.floor() + 1.0;
     }
     if let Some(max) = num("maximum") {
         n = f64::min(n, max);
     }
-    if let Some(max) = num("exclusiveMaximum") {
-        if n >= max {
-            n = max.ceil() - 1.0;
-        }
+    if let Some(max) = num("exclusiveMaximum")
+        && n >= max
+    {
+        n = max.ceil() - 1.0;
     }
     n
 }
 
-const PRIMITIVES: &[&str] = &["string", "number", "integer", "boolean", "null", "array", "object"];
+const PRIMITIVES: &[&str] = &[
+    "string", "number", "integer", "boolean", "null", "array", "object",
+];
 
 /// `Ok(())` if llama-server would convert the schema into a grammar; otherwise the list of
 /// converter errors (joined with `\n` in its message).
@@ -137,16 +182,23 @@ fn visit(s: &Value, root: &Value, errs: &mut Vec<String>, depth: usize) {
         match r.as_str() {
             Some(r) if r.starts_with("#/") || r == "#" => {
                 if resolve(root, r).is_none() {
-                    errs.push(format!("Error resolving ref {r}: {} not in {}", r.rsplit('/').next().unwrap_or(r), dump(root)));
+                    errs.push(format!(
+                        "Error resolving ref {r}: {} not in {}",
+                        r.rsplit('/').next().unwrap_or(r),
+                        dump(root)
+                    ));
                 }
             }
             Some(r) if r.starts_with("https://") || r.starts_with("http://") => {
                 if r.contains('#') {
-                    errs.push(format!("Error resolving ref {r}: could not fetch remote schema"));
+                    errs.push(format!(
+                        "Error resolving ref {r}: could not fetch remote schema"
+                    ));
                 }
             }
             Some(r) => errs.push(format!("Unsupported ref: {r}")),
-            None => errs.push("[json.exception.type_error.302] type must be string, but is object".into()),
+            None => errs
+                .push("[json.exception.type_error.302] type must be string, but is object".into()),
         }
         return;
     }
@@ -154,7 +206,10 @@ fn visit(s: &Value, root: &Value, errs: &mut Vec<String>, depth: usize) {
         if let Some(v) = o.get(k) {
             match v.as_array() {
                 Some(a) => a.iter().for_each(|x| visit(x, root, errs, depth + 1)),
-                None => errs.push(format!("[json.exception.type_error.302] type must be array, but is {}", kind(v))),
+                None => errs.push(format!(
+                    "[json.exception.type_error.302] type must be array, but is {}",
+                    kind(v)
+                )),
             }
         }
     }
@@ -162,16 +217,20 @@ fn visit(s: &Value, root: &Value, errs: &mut Vec<String>, depth: usize) {
         Some(Value::String(t)) if !PRIMITIVES.contains(&t.as_str()) => {
             errs.push(format!("Unrecognized schema: {}", dump(s)));
         }
-        Some(Value::Array(ts)) if ts.iter().any(|t| !t.as_str().is_some_and(|t| PRIMITIVES.contains(&t))) => {
+        Some(Value::Array(ts))
+            if ts
+                .iter()
+                .any(|t| !t.as_str().is_some_and(|t| PRIMITIVES.contains(&t))) =>
+        {
             errs.push(format!("Unrecognized schema: {}", dump(s)));
         }
         Some(Value::String(_) | Value::Array(_)) | None => {}
         Some(_) => errs.push(format!("Unrecognized schema: {}", dump(s))),
     }
-    if let Some(p) = o.get("pattern").and_then(Value::as_str) {
-        if !(p.starts_with('^') && p.ends_with('$')) {
-            errs.push("Pattern must start with '^' and end with '$'".into());
-        }
+    if let Some(p) = o.get("pattern").and_then(Value::as_str)
+        && !(p.starts_with('^') && p.ends_with('$'))
+    {
+        errs.push("Pattern must start with '^' and end with '$'".into());
     }
     if let Some(props) = o.get("properties").and_then(Value::as_object) {
         props.values().for_each(|p| visit(p, root, errs, depth + 1));
@@ -204,7 +263,11 @@ pub fn dump(v: &Value) -> String {
             Value::Object(m) => {
                 let mut keys: Vec<_> = m.keys().collect();
                 keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
             }
             Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
             other => other.clone(),
@@ -217,7 +280,10 @@ pub fn dump(v: &Value) -> String {
 /// HTTP 400 carrying llama-server's raw, trimmed error body as the message. Inferred from the
 /// llama-server code (`"json_schema": JSON schema conversion failed:\n<errors>`), not observed.
 pub fn conversion_error(errs: &[String]) -> String {
-    let msg = format!("\"json_schema\": JSON schema conversion failed:\n{}", errs.join("\n"));
+    let msg = format!(
+        "\"json_schema\": JSON schema conversion failed:\n{}",
+        errs.join("\n")
+    );
     json!({ "error": { "code": 400, "message": msg, "type": "invalid_request_error" } }).to_string()
 }
 
@@ -231,18 +297,26 @@ mod tests {
             "city":{"type":"string"},"n":{"type":"integer","minimum":3},
             "unit":{"enum":["c","f"]},"tags":{"type":"array","items":{"type":"string"},"minItems":1},
             "opt":{"type":"string"}},"required":["city","n","unit","tags"]});
-        assert_eq!(instance(&s).to_string(), r#"{"city":"x","n":3,"unit":"c","tags":["x"]}"#);
+        assert_eq!(
+            instance(&s).to_string(),
+            r#"{"city":"x","n":3,"unit":"c","tags":["x"]}"#
+        );
         let r = json!({"$defs":{"a":{"const":7}},"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"required":["a"]});
         assert_eq!(instance(&r), json!({"a":7}));
     }
 
     #[test]
     fn rejects_what_llama_server_rejects() {
-        assert_eq!(check(&json!({"type":"json"})).unwrap_err(), vec![r#"Unrecognized schema: {"type":"json"}"#]);
+        assert_eq!(
+            check(&json!({"type":"json"})).unwrap_err(),
+            vec![r#"Unrecognized schema: {"type":"json"}"#]
+        );
         assert!(check(&json!({"type":"string","pattern":"[a-z]+"})).is_err());
         assert!(check(&json!({"$ref":"https://example.com/s.json#/x"})).is_err());
         assert!(check(&json!({"$ref":"other.json#/x"})).is_err());
-        assert!(check(&json!({"type":"object","properties":{"a":{"type":["string","null"]}}})).is_ok());
+        assert!(
+            check(&json!({"type":"object","properties":{"a":{"type":["string","null"]}}})).is_ok()
+        );
         assert!(check(&json!({"type":"string","pattern":"^[a-z]+$"})).is_ok());
     }
 }

@@ -43,7 +43,11 @@ pub fn go_escape(v: Vec<u8>) -> Vec<u8> {
             b'>' => out.extend_from_slice(b"\\u003e"),
             b'&' => out.extend_from_slice(b"\\u0026"),
             0xE2 if v.get(i + 1) == Some(&0x80) && matches!(v.get(i + 2), Some(0xA8 | 0xA9)) => {
-                let esc: &[u8] = if v[i + 2] == 0xA8 { b"\\u2028" } else { b"\\u2029" };
+                let esc: &[u8] = if v[i + 2] == 0xA8 {
+                    b"\\u2028"
+                } else {
+                    b"\\u2029"
+                };
                 out.extend_from_slice(esc);
                 i += 2;
             }
@@ -91,7 +95,9 @@ pub fn go_quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -102,7 +108,8 @@ pub fn go_quote(s: &str) -> String {
 pub fn respond(status: u16, ctype: &'static str, body: impl Into<Body>) -> Response {
     let mut r = Response::new(body.into());
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     r
 }
 
@@ -124,14 +131,30 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: u16, msg: impl Into<String>) -> Self {
-        Self { status, msg: msg.into(), from_runner: false }
+        Self {
+            status,
+            msg: msg.into(),
+            from_runner: false,
+        }
     }
     pub fn runner(status: u16, msg: impl Into<String>) -> Self {
-        Self { status, msg: msg.into(), from_runner: true }
+        Self {
+            status,
+            msg: msg.into(),
+            from_runner: true,
+        }
     }
     pub fn native(&self, stream: bool) -> Response {
-        let ctype = if stream && self.from_runner { JSON } else { JSON_UTF8 };
-        respond(self.status, ctype, go_json(&serde_json::json!({ "error": self.msg })))
+        let ctype = if stream && self.from_runner {
+            JSON
+        } else {
+            JSON_UTF8
+        };
+        respond(
+            self.status,
+            ctype,
+            go_json(&serde_json::json!({ "error": self.msg })),
+        )
     }
     /// The OpenAI-compatible layer's error object, written by `json.Encoder` (trailing newline).
     pub fn openai(&self) -> Response {
@@ -157,9 +180,18 @@ pub fn parse_body(b: &[u8], go_type: &str) -> Result<serde_json::Value, ApiError
         if e.is_eof() {
             return ApiError::new(400, "unexpected EOF");
         }
-        let line = b.split(|&c| c == b'\n').nth(e.line().saturating_sub(1)).unwrap_or(b);
-        let ch = line.get(e.column().saturating_sub(1)).copied().unwrap_or(b' ') as char;
-        ApiError::new(400, format!("invalid character '{ch}' looking for beginning of value"))
+        let line = b
+            .split(|&c| c == b'\n')
+            .nth(e.line().saturating_sub(1))
+            .unwrap_or(b);
+        let ch = line
+            .get(e.column().saturating_sub(1))
+            .copied()
+            .unwrap_or(b' ') as char;
+        ApiError::new(
+            400,
+            format!("invalid character '{ch}' looking for beginning of value"),
+        )
     })?;
     let kind = match &v {
         serde_json::Value::Object(_) | serde_json::Value::Null => return Ok(v),
@@ -168,7 +200,10 @@ pub fn parse_body(b: &[u8], go_type: &str) -> Result<serde_json::Value, ApiError
         serde_json::Value::Number(_) => "number",
         serde_json::Value::Bool(_) => "bool",
     };
-    Err(ApiError::new(400, format!("json: cannot unmarshal {kind} into Go value of type api.{go_type}")))
+    Err(ApiError::new(
+        400,
+        format!("json: cannot unmarshal {kind} into Go value of type api.{go_type}"),
+    ))
 }
 
 pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
@@ -184,7 +219,11 @@ pub struct Tracked {
 impl Tracked {
     pub fn new(inner: ByteStream, counters: Arc<Counters>) -> Self {
         counters.streams_started.fetch_add(1, Ordering::Relaxed);
-        Self { inner, counters, finished: false }
+        Self {
+            inner,
+            counters,
+            finished: false,
+        }
     }
     pub fn body(self) -> Body {
         Body::from_stream(self)
@@ -196,17 +235,15 @@ impl Stream for Tracked {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let r = self.inner.as_mut().poll_next(cx);
         match &r {
-            Poll::Ready(None) => {
-                if !self.finished {
-                    self.finished = true;
-                    self.counters.streams_completed.fetch_add(1, Ordering::Relaxed);
-                }
+            Poll::Ready(None) if !self.finished => {
+                self.finished = true;
+                self.counters
+                    .streams_completed
+                    .fetch_add(1, Ordering::Relaxed);
             }
-            Poll::Ready(Some(Err(_))) => {
-                if !self.finished {
-                    self.finished = true;
-                    self.counters.streams_cut.fetch_add(1, Ordering::Relaxed);
-                }
+            Poll::Ready(Some(Err(_))) if !self.finished => {
+                self.finished = true;
+                self.counters.streams_cut.fetch_add(1, Ordering::Relaxed);
             }
             _ => {}
         }
@@ -217,7 +254,9 @@ impl Stream for Tracked {
 impl Drop for Tracked {
     fn drop(&mut self) {
         if !self.finished {
-            self.counters.streams_aborted.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .streams_aborted
+                .fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -230,7 +269,8 @@ mod tests {
     fn go_time_trims_zeros() {
         let at = |ns| {
             let d = time::Date::from_calendar_date(2025, time::Month::October, 26).unwrap();
-            d.with_time(time::Time::from_hms_nano(17, 15, 24, ns).unwrap()).assume_utc()
+            d.with_time(time::Time::from_hms_nano(17, 15, 24, ns).unwrap())
+                .assume_utc()
         };
         assert_eq!(go_time(at(97_767_000)), "2025-10-26T17:15:24.097767Z");
         assert_eq!(go_time(at(0)), "2025-10-26T17:15:24Z");
@@ -239,7 +279,10 @@ mod tests {
     #[test]
     fn escapes_like_go() {
         let v = serde_json::json!({"c": "<think>a&b\u{2028}"});
-        assert_eq!(String::from_utf8(go_json(&v)).unwrap(), r#"{"c":"\u003cthink\u003ea\u0026b\u2028"}"#);
+        assert_eq!(
+            String::from_utf8(go_json(&v)).unwrap(),
+            r#"{"c":"\u003cthink\u003ea\u0026b\u2028"}"#
+        );
         assert_eq!(go_quote("\"yaml\""), r#""\"yaml\"""#);
     }
 }
