@@ -142,11 +142,10 @@ fn layer_lines(verb: &str) -> Vec<Value> {
     [0, total / 4, total / 2, total].iter().map(|&done| {
         json!({ "status": format!("{verb} dde5aa3fc5ff"), "digest": LAYER, "total": total, "completed": done })
     }).map(|mut v| {
-        if v["completed"] == 0 {
-            if let Some(o) = v.as_object_mut() {
+        if v["completed"] == 0
+            && let Some(o) = v.as_object_mut() {
                 o.remove("completed");
             }
-        }
         v
     }).collect()
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::response::Response;
 use bytes::Bytes;
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -105,6 +105,8 @@ where
 {
     let s = stream::unfold((plan, render, 0usize), |(plan, render, i)| async move {
         if plan.cut_after == Some(i) {
+            // Let the chunks already written reach the socket before the connection drops.
+            tokio::time::sleep(Duration::from_millis(50)).await;
             let err = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "stream cut");
             return Some((Err(err), (plan, render, usize::MAX)));
         }
@@ -134,8 +136,14 @@ pub async fn whole(
     }
     if plan.cut_after.is_some() {
         let half = Bytes::from(body[..body.len() / 2].to_vec());
-        let err = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "stream cut");
-        let s: ByteStream = Box::pin(stream::iter(vec![Ok(half), Err(err)]));
+        let cut = stream::once(async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "stream cut",
+            ))
+        });
+        let s: ByteStream = Box::pin(stream::iter(vec![Ok(half)]).chain(cut));
         return respond(200, ctype, Tracked::new(s, counters.clone()).body());
     }
     respond(200, ctype, body)

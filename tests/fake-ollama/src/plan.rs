@@ -313,7 +313,7 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
         }
         "invalid-then-valid" => {
             let n = st.bump_model_count(&plan.model.name);
-            let v = if n % 2 == 0 {
+            let v = if n.is_multiple_of(2) {
                 schema_invalid(format)
             } else {
                 formatted(format).unwrap_or_else(|| fallback.to_owned())

@@ -140,18 +140,18 @@ fn number_of(o: &Map<String, Value>) -> f64 {
     if let Some(min) = num("minimum") {
         n = f64::max(n, min);
     }
-    if let Some(min) = num("exclusiveMinimum") {
-        if n <= min {
-            n = min.floor() + 1.0;
-        }
+    if let Some(min) = num("exclusiveMinimum")
+        && n <= min
+    {
+        n = min.floor() + 1.0;
     }
     if let Some(max) = num("maximum") {
         n = f64::min(n, max);
     }
-    if let Some(max) = num("exclusiveMaximum") {
-        if n >= max {
-            n = max.ceil() - 1.0;
-        }
+    if let Some(max) = num("exclusiveMaximum")
+        && n >= max
+    {
+        n = max.ceil() - 1.0;
     }
     n
 }
@@ -227,10 +227,10 @@ fn visit(s: &Value, root: &Value, errs: &mut Vec<String>, depth: usize) {
         Some(Value::String(_) | Value::Array(_)) | None => {}
         Some(_) => errs.push(format!("Unrecognized schema: {}", dump(s))),
     }
-    if let Some(p) = o.get("pattern").and_then(Value::as_str) {
-        if !(p.starts_with('^') && p.ends_with('$')) {
-            errs.push("Pattern must start with '^' and end with '$'".into());
-        }
+    if let Some(p) = o.get("pattern").and_then(Value::as_str)
+        && !(p.starts_with('^') && p.ends_with('$'))
+    {
+        errs.push("Pattern must start with '^' and end with '$'".into());
     }
     if let Some(props) = o.get("properties").and_then(Value::as_object) {
         props.values().for_each(|p| visit(p, root, errs, depth + 1));

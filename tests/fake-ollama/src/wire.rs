@@ -235,19 +235,15 @@ impl Stream for Tracked {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let r = self.inner.as_mut().poll_next(cx);
         match &r {
-            Poll::Ready(None) => {
-                if !self.finished {
-                    self.finished = true;
-                    self.counters
-                        .streams_completed
-                        .fetch_add(1, Ordering::Relaxed);
-                }
+            Poll::Ready(None) if !self.finished => {
+                self.finished = true;
+                self.counters
+                    .streams_completed
+                    .fetch_add(1, Ordering::Relaxed);
             }
-            Poll::Ready(Some(Err(_))) => {
-                if !self.finished {
-                    self.finished = true;
-                    self.counters.streams_cut.fetch_add(1, Ordering::Relaxed);
-                }
+            Poll::Ready(Some(Err(_))) if !self.finished => {
+                self.finished = true;
+                self.counters.streams_cut.fetch_add(1, Ordering::Relaxed);
             }
             _ => {}
         }
