@@ -94,10 +94,10 @@ fn hangup() -> Hangup {
 
 async fn next_hangup(hup: &mut Hangup) {
     #[cfg(unix)]
-    if let Some(s) = hup {
-        if s.recv().await.is_some() {
-            return;
-        }
+    if let Some(s) = hup
+        && s.recv().await.is_some()
+    {
+        return;
     }
     #[cfg(not(unix))]
     let _ = hup;
