@@ -16,8 +16,7 @@ use std::time::Duration;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
 /// Ollama's own text when its queue is full (two spaces included).
-pub const BUSY_MESSAGE: &str =
-    "server busy, please try again.  maximum pending requests exceeded";
+pub const BUSY_MESSAGE: &str = "server busy, please try again.  maximum pending requests exceeded";
 
 /// Which limit refused a request; also the `scope` metric label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

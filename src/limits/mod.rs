@@ -124,7 +124,8 @@ impl Limits {
     fn buckets(policy: &Policy, principal: &Principal, model: Option<&str>) -> Vec<BucketKey> {
         let who = principal.limiter_key();
         let mut keys = Vec::new();
-        if let Some(per_minute) = principal_rate(policy, principal).and_then(|r| r.tokens_per_minute)
+        if let Some(per_minute) =
+            principal_rate(policy, principal).and_then(|r| r.tokens_per_minute)
         {
             keys.push(BucketKey {
                 per_minute,
@@ -187,7 +188,11 @@ impl Limits {
         }
         if let Some(limit) = model_policy.concurrency {
             let label = model_policy.matched_glob.as_deref().unwrap_or("default");
-            let permit = self.inner.semaphores.acquire(&normalized, label, limit).await?;
+            let permit = self
+                .inner
+                .semaphores
+                .acquire(&normalized, label, limit)
+                .await?;
             admission.permit = Some(permit);
         }
         Ok(admission)

@@ -71,7 +71,11 @@ struct QuotaKey {
 fn quota_of(rate: &RateLimit) -> Option<(u32, u32, Quota)> {
     let rpm = NonZeroU32::new(rate.requests_per_minute?)?;
     let burst = rate.burst.and_then(NonZeroU32::new).unwrap_or(rpm);
-    Some((rpm.get(), burst.get(), Quota::per_minute(rpm).allow_burst(burst)))
+    Some((
+        rpm.get(),
+        burst.get(),
+        Quota::per_minute(rpm).allow_burst(burst),
+    ))
 }
 
 /// All request-rate limiters.

@@ -117,7 +117,10 @@ mod tests {
             panic!("expected 429");
         };
         // -600 at 10 tokens/s: a little over 60 s until positive.
-        assert!((60..=61).contains(&retry_after.as_secs()), "{retry_after:?}");
+        assert!(
+            (60..=61).contains(&retry_after.as_secs()),
+            "{retry_after:?}"
+        );
     }
 
     #[test]

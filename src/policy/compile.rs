@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use super::{
     error::PolicyError,
     model::{
-        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure,
-        Policy, PolicyMeta, RateLimit, StreamMode,
+        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy,
+        PolicyMeta, RateLimit, StreamMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
@@ -111,7 +111,8 @@ impl<'a> Builder<'a> {
                 message: e.to_string(),
             })?
         };
-        let validator = schema_validator().map_err(|m| PolicyError::invalid(file, "(schema)", m))?;
+        let validator =
+            schema_validator().map_err(|m| PolicyError::invalid(file, "(schema)", m))?;
         let problems: Vec<String> = validator
             .iter_errors(&value)
             .take(5)
@@ -136,7 +137,8 @@ impl<'a> Builder<'a> {
     fn add_raw(&mut self, file: &str, raw: RawFile) -> Result<(), PolicyError> {
         if let Some(defaults) = &raw.defaults {
             let overlay = self.overlay(file, "defaults", defaults)?;
-            self.default_rate_limit = merge_rate_limit(self.default_rate_limit, &overlay.rate_limit);
+            self.default_rate_limit =
+                merge_rate_limit(self.default_rate_limit, &overlay.rate_limit);
             let overlay = Overlay {
                 rate_limit: Tri::Absent,
                 ..overlay
@@ -213,7 +215,12 @@ impl<'a> Builder<'a> {
                 Tri::Null => Tri::Null,
                 Tri::Set(m) => {
                     let opts = [("buffer", StreamMode::Buffer), ("pass", StreamMode::Pass)];
-                    Tri::Set(parse_enum(file, &format!("{at}.validate.stream"), m, &opts)?)
+                    Tri::Set(parse_enum(
+                        file,
+                        &format!("{at}.validate.stream"),
+                        m,
+                        &opts,
+                    )?)
                 }
             };
             if let Some(f) = &v.on_failure {
@@ -255,9 +262,13 @@ impl<'a> Builder<'a> {
         let rel = Path::new(name);
         if name.is_empty()
             || rel.is_absolute()
-            || rel.components().any(|c| !matches!(c, std::path::Component::Normal(_)))
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
         {
-            return Err(bad(format!("{name:?} must name a file in the schemas directory")));
+            return Err(bad(format!(
+                "{name:?} must name a file in the schemas directory"
+            )));
         }
         let path = self.schemas_dir.join(rel);
         let bytes = std::fs::read(&path)
@@ -267,8 +278,12 @@ impl<'a> Builder<'a> {
         self.hasher.update(&bytes);
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| bad(format!("schema file {} is not JSON: {e}", path.display())))?;
-        jsonschema::validator_for(&value)
-            .map_err(|e| bad(format!("schema file {} is not a valid JSON Schema: {e}", path.display())))?;
+        jsonschema::validator_for(&value).map_err(|e| {
+            bad(format!(
+                "schema file {} is not a valid JSON Schema: {e}",
+                path.display()
+            ))
+        })?;
         let value = Arc::new(value);
         self.schema_cache.insert(name.to_string(), value.clone());
         Ok(value)
@@ -292,9 +307,8 @@ fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError>
         (Some(hex_hash), None) => {
             let bytes = hex::decode(hex_hash.trim())
                 .map_err(|e| PolicyError::invalid(file, &at, format!("key_sha256: {e}")))?;
-            <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
-                PolicyError::invalid(file, &at, "key_sha256 must be 64 hex digits")
-            })?
+            <[u8; 32]>::try_from(bytes.as_slice())
+                .map_err(|_| PolicyError::invalid(file, &at, "key_sha256 must be 64 hex digits"))?
         }
         (None, Some(var)) => match std::env::var(var) {
             Ok(plain) if !plain.is_empty() => Sha256::digest(plain.as_bytes()).into(),

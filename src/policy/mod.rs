@@ -55,3 +55,6 @@ pub use model::*;
 pub use rules::{ModelGlob, ModelGlobs, normalize_model_name};
 pub use store::{PolicyStatus, PolicyStore, policies_handler};
 pub use watch::{DEBOUNCE, POLL_INTERVAL};
+
+#[cfg(test)]
+mod tests;
