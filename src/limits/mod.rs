@@ -234,3 +234,6 @@ impl Limits {
         self.inner.semaphores.housekeeping();
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -98,9 +98,14 @@ impl PolicyStore {
         self.current.clone()
     }
 
-    /// The watched directory.
+    /// The policies directory.
     pub fn policies_dir(&self) -> &Path {
         &self.policies_dir
+    }
+
+    /// The directory `format.schema` names are resolved in.
+    pub fn schemas_dir(&self) -> &Path {
+        &self.schemas_dir
     }
 
     fn state(&self) -> MutexGuard<'_, ReloadState> {

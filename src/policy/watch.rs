@@ -37,16 +37,24 @@ impl PolicyStore {
 }
 
 struct DirWatch {
-    resolved: PathBuf,
+    resolved: Vec<PathBuf>,
     _watcher: Watcher,
 }
 
-/// (Re)watch the directory if its resolved path changed or no watch exists.
+/// (Re)watch the policies directory, and the schemas directory so edited
+/// `format` schemas apply quickly too, if their resolved paths changed or
+/// no watch exists.
 fn ensure_watch(store: &PolicyStore, current: &mut Option<DirWatch>, tx: &mpsc::Sender<()>) {
-    let Ok(resolved) = std::fs::canonicalize(store.policies_dir()) else {
+    let Ok(policies) = std::fs::canonicalize(store.policies_dir()) else {
         *current = None; // missing for now; the poll notices when it appears
         return;
     };
+    let mut resolved = vec![policies];
+    if let Ok(schemas) = std::fs::canonicalize(store.schemas_dir())
+        && schemas != resolved[0]
+    {
+        resolved.push(schemas);
+    }
     if current.as_ref().is_some_and(|w| w.resolved == resolved) {
         return;
     }
@@ -57,19 +65,21 @@ fn ensure_watch(store: &PolicyStore, current: &mut Option<DirWatch>, tx: &mpsc::
         let _ = tx.try_send(());
     };
     let watcher = new_debouncer(DEBOUNCE, None, handler).and_then(|mut w| {
-        w.watch(&resolved, RecursiveMode::NonRecursive)?;
+        for dir in &resolved {
+            w.watch(dir, RecursiveMode::NonRecursive)?;
+        }
         Ok(w)
     });
     match watcher {
         Ok(w) => {
-            tracing::debug!(dir = %resolved.display(), "watching policies");
+            tracing::debug!(dirs = ?resolved, "watching policies");
             *current = Some(DirWatch {
                 resolved,
                 _watcher: w,
             });
         }
         Err(e) => {
-            tracing::warn!(error = %e, dir = %resolved.display(), "cannot watch policies; polling only");
+            tracing::warn!(error = %e, "cannot watch policies; polling only");
             *current = None;
         }
     }
@@ -106,7 +116,7 @@ async fn next_hangup(hup: &mut Hangup) {
 
 async fn run(store: Arc<PolicyStore>, mut shutdown: watch::Receiver<bool>) {
     let (tx, mut rx) = mpsc::channel::<()>(1);
-    let mut dir_watch = None;
+    let mut dir_watch: Option<DirWatch> = None;
     ensure_watch(&store, &mut dir_watch, &tx);
     let mut poll = tokio::time::interval(POLL_INTERVAL);
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
