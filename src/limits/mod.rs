@@ -48,7 +48,7 @@ pub use error::{BUSY_MESSAGE, LimitError, Scope};
 pub use rate::RateInfo;
 use tokens::{BucketKey, TokenBuckets};
 
-use crate::policy::{Policy, RateLimit, normalize_model_name};
+use crate::policy::{ModelPolicy, Policy, RateLimit, normalize_model_name};
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -121,7 +121,11 @@ impl Limits {
     }
 
     /// The token buckets that apply to a request, in check order.
-    fn buckets(policy: &Policy, principal: &Principal, model: Option<&str>) -> Vec<BucketKey> {
+    fn buckets(
+        policy: &Policy,
+        principal: &Principal,
+        model: Option<(&str, &ModelPolicy)>,
+    ) -> Vec<BucketKey> {
         let who = principal.limiter_key();
         let mut keys = Vec::new();
         if let Some(per_minute) =
@@ -132,12 +136,11 @@ impl Limits {
                 who: who.clone(),
             });
         }
-        if let Some(m) = model {
-            let rate = policy.model(m).rate_limit;
-            if let Some(per_minute) = rate.and_then(|r| r.tokens_per_minute) {
-                let who = format!("{who}\0{}", normalize_model_name(m));
-                keys.push(BucketKey { per_minute, who });
-            }
+        if let Some((m, model_policy)) = model
+            && let Some(per_minute) = model_policy.rate_limit.and_then(|r| r.tokens_per_minute)
+        {
+            let who = format!("{who}\0{}", normalize_model_name(m));
+            keys.push(BucketKey { per_minute, who });
         }
         keys
     }
@@ -166,7 +169,8 @@ impl Limits {
         if !counts {
             return Ok(admission);
         }
-        let buckets = Self::buckets(policy, principal, model);
+        let model = model.map(|m| (m, policy.model(m)));
+        let buckets = Self::buckets(policy, principal, model.as_ref().map(|(m, p)| (*m, &**p)));
         for b in &buckets {
             self.inner.tokens.check(b)?;
         }
@@ -176,10 +180,9 @@ impl Limits {
             let info = self.inner.rates.check(Scope::Principal, &rate, &who)?;
             admission.rate = RateInfo::tighter(admission.rate, info);
         }
-        let Some(m) = model else {
+        let Some((m, model_policy)) = model else {
             return Ok(admission);
         };
-        let model_policy = policy.model(m);
         let normalized = normalize_model_name(m);
         if let Some(rate) = model_policy.rate_limit {
             let key = format!("{who}\0{normalized}");
@@ -208,6 +211,8 @@ impl Limits {
         model: Option<&str>,
         tokens: u64,
     ) {
+        let model = model.map(|m| (m, policy.model(m)));
+        let model = model.as_ref().map(|(m, p)| (*m, &**p));
         self.charge_buckets(&Self::buckets(policy, principal, model), tokens);
     }
 

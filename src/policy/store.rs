@@ -48,7 +48,9 @@ pub struct PolicyStore {
     current: Arc<ArcSwap<Policy>>,
     policies_dir: PathBuf,
     schemas_dir: PathBuf,
-    /// Serializes reloads (watcher, SIGHUP, explicit); never held by requests.
+    /// Serializes reloads (watcher, SIGHUP, explicit) across the file reads.
+    reloading: Mutex<()>,
+    /// Bookkeeping; held only briefly, so `status()` never waits for disk.
     state: Mutex<ReloadState>,
 }
 
@@ -70,6 +72,7 @@ impl PolicyStore {
             current: Arc::new(ArcSwap::from_pointee(policy)),
             policies_dir: policies_dir.to_path_buf(),
             schemas_dir: schemas_dir.to_path_buf(),
+            reloading: Mutex::new(()),
             state: Mutex::new(ReloadState {
                 last_seen: Some(fingerprint),
                 last_error: None,
@@ -84,6 +87,7 @@ impl PolicyStore {
             current: Arc::new(ArcSwap::from_pointee(policy)),
             policies_dir: policies_dir.to_path_buf(),
             schemas_dir: schemas_dir.to_path_buf(),
+            reloading: Mutex::new(()),
             state: Mutex::new(ReloadState::default()),
         }
     }
@@ -126,11 +130,12 @@ impl PolicyStore {
     }
 
     fn reload(&self, force: bool) -> Result<(), PolicyError> {
-        let mut state = self.state();
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|p| p.into_inner());
         let Attempt {
             fingerprint,
             result,
         } = attempt(&self.policies_dir, &self.schemas_dir);
+        let mut state = self.state();
         let unchanged = state.last_seen.as_deref() == Some(fingerprint.as_str());
         if unchanged && !force {
             return Ok(());
