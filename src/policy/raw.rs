@@ -3,7 +3,7 @@
 //! Every field is optional so a file can override one key and leave the
 //! rest to earlier files. Blocks that may be *removed* by a later file
 //! (`format`, `rate_limit`, `concurrency`) use [`Tri`]: absent (inherit),
-//! `null` (remove) or a value (override key by key). [`super::compile`]
+//! `null` (remove) or a value (override key by key). The compile step
 //! turns these into the compiled [`super::Policy`].
 
 use serde::{Deserialize, Deserializer};
