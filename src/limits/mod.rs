@@ -1,1 +1,244 @@
-//! Auth, rate, token and concurrency limits.
+//! Auth, rate, token and concurrency limits for the request path.
+//!
+//! [`Limits`] holds every counter, outside the swapped [`Policy`] snapshot:
+//! the snapshot says *which* quotas apply, `Limits` remembers how much of
+//! each is spent. Counters are keyed by scope and quota, so a reload keeps
+//! the state of unchanged quotas and starts changed ones fresh.
+//!
+//! # Request path
+//!
+//! ```text
+//! let policy = store.snapshot();                      // once per request
+//! if auth::route_needs_key(&method, path) {           // all but GET/HEAD /
+//!     principal = limits.authenticate(&policy, &headers, ip)?;   // 401
+//! }
+//! let admission = limits
+//!     .admit(&policy, &principal, model, auth::route_counts(path))
+//!     .await?;                                        // 403, 429, 503
+//! // forward; keep `admission` alive until the response body is finished
+//! admission.charge_tokens(prompt_eval_count + eval_count);
+//! ```
+//!
+//! On error answer `err.status()`, `{"error": err.message()}` and
+//! `err.headers()`. On success `admission.rate_headers()` may be attached.
+//!
+//! # Scopes
+//!
+//! * per principal (key id, else client IP): the key's own `rate_limit`, else
+//!   `defaults.rate_limit` (requests and `tokens_per_minute`);
+//! * per (principal, model): `models.<glob>.rate_limit`, for the normalized
+//!   model name;
+//! * per model, all principals: `concurrency` (see [`concurrency`]).
+//!
+//! Call [`Limits::housekeeping`] every minute or so to forget idle keys.
+
+pub mod auth;
+pub mod concurrency;
+pub mod error;
+pub mod rate;
+mod tokens;
+
+use std::{net::IpAddr, sync::Arc};
+
+use http::HeaderMap;
+
+pub use auth::{Principal, authenticate, route_counts, route_needs_key};
+pub use concurrency::Permit;
+pub use error::{BUSY_MESSAGE, LimitError, Scope};
+pub use rate::RateInfo;
+use tokens::{BucketKey, TokenBuckets};
+
+use crate::policy::{ModelPolicy, Policy, RateLimit, normalize_model_name};
+
+#[derive(Debug, Default)]
+struct Inner {
+    rates: rate::RateLimiters,
+    tokens: TokenBuckets,
+    semaphores: concurrency::Semaphores,
+}
+
+/// All limiter state; cheap to clone (shared).
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    inner: Arc<Inner>,
+}
+
+/// A request that passed every limit. Holds the concurrency slot until
+/// dropped: keep it until the response body has finished streaming.
+#[derive(Debug)]
+#[must_use = "dropping the admission releases the concurrency slot"]
+pub struct Admission {
+    permit: Option<Permit>,
+    rate: Option<RateInfo>,
+    buckets: Vec<BucketKey>,
+    limits: Limits,
+}
+
+impl Admission {
+    /// `RateLimit-*` headers of the tightest request limit, if any applied.
+    pub fn rate_headers(&self) -> HeaderMap {
+        self.rate.map(|r| r.headers()).unwrap_or_default()
+    }
+
+    /// The tightest request limit, if any applied.
+    pub fn rate_info(&self) -> Option<RateInfo> {
+        self.rate
+    }
+
+    /// Whether a concurrency slot is held.
+    pub fn holds_slot(&self) -> bool {
+        self.permit.is_some()
+    }
+
+    /// Charge the budgets that applied to this request.
+    pub fn charge_tokens(&self, tokens: u64) {
+        self.limits.charge_buckets(&self.buckets, tokens);
+    }
+}
+
+/// The principal-level quota: the key's own, else the defaults.
+fn principal_rate(policy: &Policy, principal: &Principal) -> Option<RateLimit> {
+    principal
+        .api_key(policy)
+        .and_then(|k| k.rate_limit)
+        .or(policy.default_rate_limit)
+}
+
+impl Limits {
+    /// Empty state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// See [`auth::authenticate`].
+    pub fn authenticate(
+        &self,
+        policy: &Policy,
+        headers: &HeaderMap,
+        client_ip: IpAddr,
+    ) -> Result<Principal, LimitError> {
+        authenticate(policy, headers, client_ip)
+    }
+
+    /// The token buckets that apply to a request, in check order.
+    fn buckets(
+        policy: &Policy,
+        principal: &Principal,
+        model: Option<(&str, &ModelPolicy)>,
+    ) -> Vec<BucketKey> {
+        let who = principal.limiter_key();
+        let mut keys = Vec::new();
+        if let Some(per_minute) =
+            principal_rate(policy, principal).and_then(|r| r.tokens_per_minute)
+        {
+            keys.push(BucketKey {
+                per_minute,
+                who: who.clone(),
+            });
+        }
+        if let Some((m, model_policy)) = model
+            && let Some(per_minute) = model_policy.rate_limit.and_then(|r| r.tokens_per_minute)
+        {
+            let who = format!("{who}\0{}", normalize_model_name(m));
+            keys.push(BucketKey { per_minute, who });
+        }
+        keys
+    }
+
+    /// Admit a request for `model` (as the client wrote it; `None` for
+    /// routes without one). In order: the key may use the model (403), the
+    /// token budgets (429), the per-principal and per-(principal, model)
+    /// rates (429), then a concurrency slot, waiting up to the queue timeout
+    /// (503). With `counts == false` only the model check runs.
+    pub async fn admit(
+        &self,
+        policy: &Policy,
+        principal: &Principal,
+        model: Option<&str>,
+        counts: bool,
+    ) -> Result<Admission, LimitError> {
+        if let Some(m) = model {
+            auth::check_model(policy, principal, m)?;
+        }
+        let mut admission = Admission {
+            permit: None,
+            rate: None,
+            buckets: Vec::new(),
+            limits: self.clone(),
+        };
+        if !counts {
+            return Ok(admission);
+        }
+        let model = model.map(|m| (m, policy.model(m)));
+        let buckets = Self::buckets(policy, principal, model.as_ref().map(|(m, p)| (*m, &**p)));
+        for b in &buckets {
+            self.inner.tokens.check(b)?;
+        }
+        admission.buckets = buckets;
+        let who = principal.limiter_key();
+        if let Some(rate) = principal_rate(policy, principal) {
+            let info = self.inner.rates.check(Scope::Principal, &rate, &who)?;
+            admission.rate = RateInfo::tighter(admission.rate, info);
+        }
+        let Some((m, model_policy)) = model else {
+            return Ok(admission);
+        };
+        let normalized = normalize_model_name(m);
+        if let Some(rate) = model_policy.rate_limit {
+            let key = format!("{who}\0{normalized}");
+            let info = self.inner.rates.check(Scope::Model, &rate, &key)?;
+            admission.rate = RateInfo::tighter(admission.rate, info);
+        }
+        if let Some(limit) = model_policy.concurrency {
+            let label = model_policy.matched_glob.as_deref().unwrap_or("default");
+            let permit = self
+                .inner
+                .semaphores
+                .acquire(&normalized, label, limit)
+                .await?;
+            admission.permit = Some(permit);
+        }
+        Ok(admission)
+    }
+
+    /// Charge `tokens` (prompt_eval_count + eval_count) to the budgets that
+    /// apply to `principal` and `model` under `policy`. Prefer
+    /// [`Admission::charge_tokens`], which remembers them.
+    pub fn charge_tokens(
+        &self,
+        policy: &Policy,
+        principal: &Principal,
+        model: Option<&str>,
+        tokens: u64,
+    ) {
+        let model = model.map(|m| (m, policy.model(m)));
+        let model = model.as_ref().map(|(m, p)| (*m, &**p));
+        self.charge_buckets(&Self::buckets(policy, principal, model), tokens);
+    }
+
+    fn charge_buckets(&self, buckets: &[BucketKey], tokens: u64) {
+        if tokens == 0 {
+            return;
+        }
+        for b in buckets {
+            self.inner.tokens.charge(b, tokens);
+        }
+        metrics::counter!("augur_tokens_charged_total").increment(tokens);
+    }
+
+    /// Remaining per-principal token budget (diagnostics and tests).
+    pub fn token_balance(&self, policy: &Policy, principal: &Principal) -> Option<f64> {
+        let key = Self::buckets(policy, principal, None).into_iter().next()?;
+        Some(self.inner.tokens.balance(&key))
+    }
+
+    /// Forget idle limiter keys, full token buckets and unused semaphores.
+    pub fn housekeeping(&self) {
+        self.inner.rates.housekeeping();
+        self.inner.tokens.housekeeping();
+        self.inner.semaphores.housekeeping();
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,60 @@
 //! Policies: the hot-reloadable rules ops edit in `policies/*.yaml`.
 //!
-//! [`model`] holds the compiled types every request reads; [`rules`]
-//! resolves per-model settings from globs.
+//! # Files
+//!
+//! Every `*.yaml` / `*.yml` file directly in the policies directory is
+//! validated against `schemas/policy.schema.json` (embedded; editors can use
+//! the same file) and merged in file-name order. `policies/example.yaml`
+//! documents every key. An empty or missing directory is
+//! [`Policy::permissive`].
+//!
+//! # Merge rules
+//!
+//! * `defaults:` blocks merge key by key in file order; `defaults.rate_limit`
+//!   becomes [`Policy::default_rate_limit`] (per principal).
+//! * `models:` entries apply, key by key over the merged defaults, to every
+//!   model their glob matches, in file order and then in the order written;
+//!   the last one to set a key wins. `models.<glob>.rate_limit` is per
+//!   (principal, model) and is not inherited from `defaults.rate_limit`.
+//!   See [`rules`] for glob matching and [`normalize_model_name`].
+//! * `null` removes an inherited `format`, `rate_limit` or `concurrency`.
+//! * `auth.keys` from all files are concatenated (ids and keys must be
+//!   unique); `auth.required` and `audit.*` take the last file that sets them.
+//!
+//! # API
+//!
+//! * [`load_dir`]`(policies, schemas) -> Result<Policy, PolicyError>`: startup
+//!   and `augur --check-config`. Errors name the file and the problem.
+//! * [`PolicyStore::open`]`(policies, schemas)` loads (fails on a broken set);
+//!   [`PolicyStore::snapshot`] gives the `Arc<Policy>` a request keeps to the
+//!   end; [`PolicyStore::spawn_watcher`] reloads on file changes, every
+//!   second if content changed, and on SIGHUP; [`PolicyStore::reload_now`]
+//!   reloads on demand; [`PolicyStore::status`] / [`PolicyStore::status_json`]
+//!   / [`policies_handler`] serve `GET /-/policies`.
+//! * [`Policy::model`]`(name)` resolves the settings for a model.
+//! * [`AuditLog`] writes tool-call audit records.
+//!
+//! A broken edit (YAML, schema, glob, missing schema file, unset `key_env`)
+//! is rejected whole: the last good policy stays active.
 
+pub mod audit;
+mod compile;
+pub mod error;
+mod load;
 pub mod model;
+pub mod raw;
 pub mod rules;
+pub mod store;
+mod watch;
 
+pub use audit::AuditLog;
+pub use compile::POLICY_SCHEMA;
+pub use error::PolicyError;
+pub use load::load_dir;
 pub use model::*;
+pub use rules::{ModelGlob, ModelGlobs, normalize_model_name};
+pub use store::{PolicyStatus, PolicyStore, policies_handler};
+pub use watch::{DEBOUNCE, POLL_INTERVAL};
+
+#[cfg(test)]
+mod tests;

@@ -85,7 +85,7 @@ pub struct NamedFormat {
 }
 
 /// `rate_limit:` block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct RateLimit {
     pub requests_per_minute: Option<u32>,
     /// Defaults to `requests_per_minute`.
@@ -142,7 +142,10 @@ pub struct ApiKey {
     pub sha256: [u8; 32],
     /// Globs of models this key may use; empty = all.
     pub models: Vec<String>,
-    /// Replaces `defaults.rate_limit` for this key.
+    /// `models` compiled.
+    pub allowed: super::rules::ModelGlobs,
+    /// Replaces `defaults.rate_limit` for this key. `Some` with every field
+    /// `None` (written `rate_limit: null`) = no per-principal limit.
     pub rate_limit: Option<RateLimit>,
 }
 

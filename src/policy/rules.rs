@@ -1,19 +1,257 @@
-//! Model globs: which `models.<glob>` entries apply to a model name, merged
-//! over the defaults.
+//! Model globs: which `models.<glob>` entries apply to a model name, and how
+//! they are merged over the defaults.
+//!
+//! Names are matched after [`normalize_model_name`] (Ollama treats `gemma3`
+//! and `gemma3:latest` as the same model), so `gemma3:*` matches `gemma3`.
+//! A pattern with no glob characters and no tag is normalized the same way,
+//! so the pattern `gemma3` matches `gemma3` and `gemma3:latest` but not
+//! `gemma3:27b`. `*` also matches `/`, so `*` matches `hf.co/org/model:q4`.
+//!
+//! Resolution for a model: the built-in defaults, then every `defaults:`
+//! block in file order, then every matching `models:` entry in file order
+//! and, within a file, in the order written. Each step overrides key by key
+//! (`validate.max_retries` alone changes only that key); `null` on
+//! `format`, `rate_limit` or `concurrency` removes an inherited block.
 
 use std::sync::Arc;
 
-use super::model::ModelPolicy;
+use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+
+use super::{
+    model::{
+        Concurrency, EmulateTools, FormatApply, ModelPolicy, NamedFormat, OnFailure, RateLimit,
+        StreamMode,
+    },
+    raw::{RawConcurrency, RawRateLimit, Tri},
+};
+
+/// Default `concurrency.queue_timeout_ms` when a block leaves it out.
+pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 30_000;
+
+/// Ollama's normalization of a model name: append `:latest` when the last
+/// path segment carries no tag. Namespaces and hosts (with ports) are kept.
+///
+/// `gemma3` → `gemma3:latest`; `library/gemma3:2b` unchanged;
+/// `localhost:5000/m` → `localhost:5000/m:latest`.
+pub fn normalize_model_name(name: &str) -> String {
+    let name = name.trim();
+    let last = name.rsplit('/').next().unwrap_or(name);
+    if name.is_empty() || last.contains(':') || last.contains('@') {
+        name.to_string()
+    } else {
+        format!("{name}:latest")
+    }
+}
+
+/// Normalize a glob the way model names are normalized, unless it contains
+/// glob characters (then it is matched as written).
+fn normalize_pattern(pattern: &str) -> String {
+    if pattern.contains(['*', '?', '[', '{']) {
+        pattern.trim().to_string()
+    } else {
+        normalize_model_name(pattern)
+    }
+}
+
+fn glob(pattern: &str) -> Result<globset::Glob, String> {
+    GlobBuilder::new(&normalize_pattern(pattern))
+        .literal_separator(false)
+        .build()
+        .map_err(|e| format!("invalid glob: {}", e.kind()))
+}
+
+/// One compiled model glob.
+#[derive(Debug, Clone)]
+pub struct ModelGlob {
+    pattern: String,
+    matcher: GlobMatcher,
+}
+
+impl ModelGlob {
+    /// Compile `pattern`; the error text names the problem.
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        Ok(Self {
+            pattern: pattern.to_string(),
+            matcher: glob(pattern)?.compile_matcher(),
+        })
+    }
+
+    /// The pattern as written in the policy.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether the glob matches an already normalized model name.
+    pub fn is_match(&self, normalized: &str) -> bool {
+        self.matcher.is_match(normalized)
+    }
+}
+
+/// A list of model globs, e.g. an API key's allowed models; empty = all.
+#[derive(Debug, Clone, Default)]
+pub struct ModelGlobs {
+    patterns: Vec<String>,
+    set: Option<GlobSet>,
+}
+
+impl PartialEq for ModelGlobs {
+    fn eq(&self, other: &Self) -> bool {
+        self.patterns == other.patterns
+    }
+}
+
+impl ModelGlobs {
+    /// Compile `patterns`; the error names the first bad one.
+    pub fn new(patterns: &[String]) -> Result<Self, String> {
+        if patterns.is_empty() {
+            return Ok(Self::default());
+        }
+        let mut builder = GlobSetBuilder::new();
+        for p in patterns {
+            builder.add(glob(p).map_err(|e| format!("{p:?}: {e}"))?);
+        }
+        let set = builder.build().map_err(|e| e.to_string())?;
+        Ok(Self {
+            patterns: patterns.to_vec(),
+            set: Some(set),
+        })
+    }
+
+    /// Whether `model` (as the client wrote it) is allowed.
+    pub fn allows(&self, model: &str) -> bool {
+        match &self.set {
+            None => true,
+            Some(set) => set.is_match(normalize_model_name(model)),
+        }
+    }
+}
+
+/// The compiled settings of one `defaults:` or `models.<glob>:` block.
+#[derive(Debug, Clone, Default)]
+pub struct Overlay {
+    pub emulate_tools: Option<EmulateTools>,
+    pub validate_enabled: Option<bool>,
+    pub validate_repair: Option<bool>,
+    pub validate_max_retries: Option<u32>,
+    pub validate_degrade: Option<bool>,
+    pub validate_stream: Tri<StreamMode>,
+    pub validate_on_failure: Option<OnFailure>,
+    pub think_emulation: Option<bool>,
+    /// Schema name, loaded schema, optional `apply`.
+    pub format: Tri<(String, Arc<serde_json::Value>, Option<FormatApply>)>,
+    pub parallel_tool_calls: Option<bool>,
+    pub advertise_capabilities: Option<bool>,
+    pub rate_limit: Tri<RawRateLimit>,
+    pub concurrency: Tri<RawConcurrency>,
+}
+
+fn set<T: Copy>(slot: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *slot = v;
+    }
+}
+
+/// Merge a `rate_limit` block over an inherited one, key by key.
+pub fn merge_rate_limit(base: Option<RateLimit>, over: &Tri<RawRateLimit>) -> Option<RateLimit> {
+    match over {
+        Tri::Absent => base,
+        Tri::Null => None,
+        Tri::Set(r) => {
+            let b = base.unwrap_or(RateLimit {
+                requests_per_minute: None,
+                burst: None,
+                tokens_per_minute: None,
+            });
+            Some(RateLimit {
+                requests_per_minute: r.requests_per_minute.or(b.requests_per_minute),
+                burst: r.burst.or(b.burst),
+                tokens_per_minute: r.tokens_per_minute.or(b.tokens_per_minute),
+            })
+        }
+    }
+}
+
+impl Overlay {
+    /// Apply this block over `p`, key by key.
+    pub fn apply(&self, p: &mut ModelPolicy) {
+        set(&mut p.emulate_tools, self.emulate_tools);
+        set(&mut p.validate.enabled, self.validate_enabled);
+        set(&mut p.validate.repair, self.validate_repair);
+        set(&mut p.validate.max_retries, self.validate_max_retries);
+        set(&mut p.validate.degrade, self.validate_degrade);
+        match self.validate_stream {
+            Tri::Absent => {}
+            Tri::Null => p.validate.stream = None,
+            Tri::Set(s) => p.validate.stream = Some(s),
+        }
+        set(&mut p.validate.on_failure, self.validate_on_failure);
+        set(&mut p.think_emulation, self.think_emulation);
+        match &self.format {
+            Tri::Absent => {}
+            Tri::Null => p.format = None,
+            Tri::Set((name, schema, apply)) => {
+                let inherited = p.format.as_ref().map(|f| f.apply);
+                p.format = Some(NamedFormat {
+                    name: name.clone(),
+                    schema: schema.clone(),
+                    apply: apply.or(inherited).unwrap_or(FormatApply::WhenJson),
+                });
+            }
+        }
+        set(&mut p.parallel_tool_calls, self.parallel_tool_calls);
+        set(&mut p.advertise_capabilities, self.advertise_capabilities);
+        p.rate_limit = merge_rate_limit(p.rate_limit, &self.rate_limit);
+        match self.concurrency {
+            Tri::Absent => {}
+            Tri::Null => p.concurrency = None,
+            Tri::Set(c) => {
+                let inherited = p.concurrency;
+                let max = c.max_in_flight.or(inherited.map(|i| i.max_in_flight));
+                p.concurrency = max.map(|max_in_flight| Concurrency {
+                    max_in_flight,
+                    queue_timeout_ms: c
+                        .queue_timeout_ms
+                        .or(inherited.map(|i| i.queue_timeout_ms))
+                        .unwrap_or(DEFAULT_QUEUE_TIMEOUT_MS),
+                });
+            }
+        }
+    }
+}
 
 /// Compiled `models:` map plus the resolved defaults.
 #[derive(Debug, Clone, Default)]
 pub struct ModelRules {
     defaults: Arc<ModelPolicy>,
+    entries: Vec<(ModelGlob, Overlay)>,
 }
 
 impl ModelRules {
-    /// Settings for `model`.
-    pub fn resolve(&self, _model: &str) -> Arc<ModelPolicy> {
-        self.defaults.clone()
+    /// Rules from resolved defaults and `models:` entries in merge order.
+    pub fn new(defaults: ModelPolicy, entries: Vec<(ModelGlob, Overlay)>) -> Self {
+        Self {
+            defaults: Arc::new(defaults),
+            entries,
+        }
+    }
+
+    /// The defaults every model starts from.
+    pub fn defaults(&self) -> &Arc<ModelPolicy> {
+        &self.defaults
+    }
+
+    /// Settings for `model` (as the client wrote it; normalized here).
+    pub fn resolve(&self, model: &str) -> Arc<ModelPolicy> {
+        let name = normalize_model_name(model);
+        let mut matching = self.entries.iter().filter(|(g, _)| g.is_match(&name));
+        let Some(first) = matching.next() else {
+            return self.defaults.clone();
+        };
+        let mut p = (*self.defaults).clone();
+        for (g, overlay) in std::iter::once(first).chain(matching) {
+            overlay.apply(&mut p);
+            p.matched_glob = Some(g.pattern().to_string());
+        }
+        Arc::new(p)
     }
 }

@@ -1,0 +1,156 @@
+//! Authentication: API key → [`Principal`].
+//!
+//! The key comes from `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+//! It is hashed with SHA-256 and compared in constant time against every
+//! stored hash (no early exit, so timing reveals neither the key nor which
+//! entry matched). Keys never reach logs or metrics; the key's `id` does.
+//!
+//! With `auth.required: false`, a request without a key, or with a key that
+//! matches none (OpenAI clients often send a placeholder such as "ollama"),
+//! is anonymous and limited per client IP; a matching key still selects its
+//! id, allowed models and rate limit.
+
+use std::net::IpAddr;
+
+use http::{HeaderMap, Method, header::AUTHORIZATION};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::error::LimitError;
+use crate::policy::{ApiKey, Policy};
+
+/// Who is making a request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal {
+    /// Key id, or the client IP for anonymous requests. Safe for logs.
+    pub id: String,
+    /// The key id when authenticated by a key.
+    pub key: Option<String>,
+    pub client_ip: IpAddr,
+}
+
+impl Principal {
+    /// An anonymous principal, limited by client IP.
+    pub fn anonymous(client_ip: IpAddr) -> Self {
+        Self {
+            id: client_ip.to_string(),
+            key: None,
+            client_ip,
+        }
+    }
+
+    /// The principal's entry in `policy.auth.keys`, if any.
+    pub fn api_key<'p>(&self, policy: &'p Policy) -> Option<&'p ApiKey> {
+        let id = self.key.as_deref()?;
+        policy.auth.keys.iter().find(|k| k.id == id)
+    }
+
+    /// Label for metrics and logs: the key id, or "anonymous" (client IPs
+    /// are unbounded and stay out of metric labels).
+    pub fn label(&self) -> &str {
+        self.key.as_deref().unwrap_or("anonymous")
+    }
+
+    /// Limiter key; key ids and IPs live in separate namespaces.
+    pub(crate) fn limiter_key(&self) -> String {
+        match &self.key {
+            Some(id) => format!("key:{id}"),
+            None => format!("ip:{}", self.client_ip),
+        }
+    }
+}
+
+/// Whether a route needs a key when `auth.required` is true: all but
+/// `GET`/`HEAD /` (liveness probes).
+pub fn route_needs_key(method: &Method, path: &str) -> bool {
+    !(path == "/" && (method == Method::GET || method == Method::HEAD))
+}
+
+/// Whether a route counts toward rate, token and concurrency limits.
+/// Listing and describing models (`/api/tags`, `/api/version`, `/api/show`,
+/// `/v1/models…`) does not; pass the result as `counts` to
+/// [`super::Limits::admit`].
+pub fn route_counts(path: &str) -> bool {
+    !(matches!(path, "/api/tags" | "/api/version" | "/api/show")
+        || path == "/v1/models"
+        || path.starts_with("/v1/models/"))
+}
+
+/// The presented key, if any.
+fn presented_key(headers: &HeaderMap) -> Option<&[u8]> {
+    if let Some(v) = headers.get(AUTHORIZATION) {
+        let v = v.as_bytes();
+        if v.len() > 7 && v[..7].eq_ignore_ascii_case(b"bearer ") {
+            let key = v[7..].trim_ascii();
+            if !key.is_empty() {
+                return Some(key);
+            }
+        }
+    }
+    headers
+        .get("x-api-key")
+        .map(|v| v.as_bytes().trim_ascii())
+        .filter(|k| !k.is_empty())
+}
+
+/// The key whose hash matches, comparing against every key.
+fn find_key<'p>(policy: &'p Policy, key: &[u8]) -> Option<&'p ApiKey> {
+    let hash: [u8; 32] = Sha256::digest(key).into();
+    let mut found = None;
+    for k in &policy.auth.keys {
+        if bool::from(k.sha256.ct_eq(&hash)) {
+            found = Some(k);
+        }
+    }
+    found
+}
+
+fn fail(reason: &'static str, message: &'static str) -> LimitError {
+    metrics::counter!("augur_auth_failures_total", "reason" => reason).increment(1);
+    LimitError::Unauthorized { reason: message }
+}
+
+/// Identify the caller under `policy`. Errors only when `auth.required`.
+pub fn authenticate(
+    policy: &Policy,
+    headers: &HeaderMap,
+    client_ip: IpAddr,
+) -> Result<Principal, LimitError> {
+    let required = policy.auth.required;
+    match presented_key(headers) {
+        Some(key) => match find_key(policy, key) {
+            Some(k) => Ok(Principal {
+                id: k.id.clone(),
+                key: Some(k.id.clone()),
+                client_ip,
+            }),
+            None if required => Err(fail("invalid_key", "invalid API key")),
+            None => Ok(Principal::anonymous(client_ip)),
+        },
+        None if required => Err(fail("missing_key", "missing API key")),
+        None => Ok(Principal::anonymous(client_ip)),
+    }
+}
+
+/// 403 unless the principal's key may use `model` (anonymous may use all).
+pub(crate) fn check_model(
+    policy: &Policy,
+    principal: &Principal,
+    model: &str,
+) -> Result<(), LimitError> {
+    let Some(id) = &principal.key else {
+        return Ok(());
+    };
+    let Some(key) = principal.api_key(policy) else {
+        // The key is gone from this snapshot.
+        return Err(fail("invalid_key", "invalid API key"));
+    };
+    if key.allowed.allows(model) {
+        return Ok(());
+    }
+    metrics::counter!("augur_auth_failures_total", "reason" => "forbidden_model").increment(1);
+    Err(LimitError::Forbidden {
+        key: id.clone(),
+        model: model.to_string(),
+    })
+}

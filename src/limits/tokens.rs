@@ -1,0 +1,135 @@
+//! Token budgets: `tokens_per_minute`, charged after each response.
+//!
+//! A refilling bucket per (level, budget, principal[, model]): it starts
+//! full at `tokens_per_minute` and refills continuously at
+//! `tokens_per_minute / 60` per second, capped at full. Charges arrive after
+//! the response (`prompt_eval_count + eval_count`), so a large answer may
+//! take the balance below zero; while the balance is not positive requests
+//! get 429 with `Retry-After` = time until it is positive again. This is a
+//! small hand-rolled bucket rather than governor's `check_n`, which refuses
+//! a charge larger than the burst and cannot go into debt.
+//!
+//! Like rate limiters, buckets live outside the policy snapshot and are
+//! keyed by the budget, so an unchanged budget keeps its balance across a
+//! reload and a changed one starts full.
+
+use std::{
+    collections::HashMap,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+use super::error::{LimitError, Scope};
+
+/// Identifies one bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct BucketKey {
+    pub per_minute: u64,
+    /// `key:<id>` / `ip:<addr>`, plus `\0<model>` for per-model budgets.
+    pub who: String,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    balance: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    fn refill(&mut self, per_minute: u64, now: Instant) {
+        let rate = per_minute as f64 / 60.0;
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.balance = (self.balance + elapsed * rate).min(per_minute as f64);
+        self.at = now;
+    }
+}
+
+/// All token buckets. The lock is held for a map lookup and arithmetic only.
+#[derive(Debug, Default)]
+pub(crate) struct TokenBuckets {
+    buckets: Mutex<HashMap<BucketKey, Bucket>>,
+}
+
+impl TokenBuckets {
+    fn with<R>(&self, key: &BucketKey, f: impl FnOnce(&mut Bucket) -> R) -> R {
+        let now = Instant::now();
+        let mut map = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let bucket = map.entry(key.clone()).or_insert(Bucket {
+            balance: key.per_minute as f64,
+            at: now,
+        });
+        bucket.refill(key.per_minute, now);
+        f(bucket)
+    }
+
+    /// 429 while the budget is spent.
+    pub(crate) fn check(&self, key: &BucketKey) -> Result<(), LimitError> {
+        let balance = self.with(key, |b| b.balance);
+        if balance > 0.0 {
+            return Ok(());
+        }
+        let rate = key.per_minute as f64 / 60.0;
+        let wait = Duration::from_secs_f64(((1.0 - balance) / rate).min(86_400.0));
+        metrics::counter!("augur_rate_limited_total", "scope" => Scope::Tokens.as_str())
+            .increment(1);
+        Err(LimitError::RateLimited {
+            scope: Scope::Tokens,
+            limit: key.per_minute,
+            retry_after: wait,
+        })
+    }
+
+    /// Spend `tokens`; the balance may go negative.
+    pub(crate) fn charge(&self, key: &BucketKey, tokens: u64) {
+        self.with(key, |b| b.balance -= tokens as f64);
+    }
+
+    /// Current balance (tests and diagnostics).
+    pub(crate) fn balance(&self, key: &BucketKey) -> f64 {
+        self.with(key, |b| b.balance)
+    }
+
+    /// Drop full buckets: a new bucket starts full anyway.
+    pub(crate) fn housekeeping(&self) {
+        let now = Instant::now();
+        let mut map = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        map.retain(|k, b| {
+            b.refill(k.per_minute, now);
+            b.balance < k.per_minute as f64
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debt_blocks_until_refilled() {
+        let buckets = TokenBuckets::default();
+        let key = BucketKey {
+            per_minute: 600,
+            who: "ip:1".into(),
+        };
+        assert!(buckets.check(&key).is_ok());
+        buckets.charge(&key, 1200);
+        let Err(LimitError::RateLimited { retry_after, .. }) = buckets.check(&key) else {
+            panic!("expected 429");
+        };
+        // -600 at 10 tokens/s: a little over 60 s until positive.
+        assert!(
+            (60..=61).contains(&retry_after.as_secs()),
+            "{retry_after:?}"
+        );
+    }
+
+    #[test]
+    fn refill_caps_at_full() {
+        let mut b = Bucket {
+            balance: 0.0,
+            at: Instant::now() - Duration::from_secs(600),
+        };
+        b.refill(60, Instant::now());
+        assert_eq!(b.balance, 60.0);
+    }
+}

@@ -1,0 +1,339 @@
+//! The second stage of loading: raw files ([`super::raw`]) → a compiled
+//! [`Policy`]. Validates each file against the embedded JSON Schema, then
+//! compiles globs, loads `format` schemas, hashes `key_env` keys and merges
+//! files in the order they are added.
+
+use std::{
+    collections::HashMap,
+    path::Path,
+    sync::{Arc, OnceLock},
+};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{
+    error::PolicyError,
+    model::{
+        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy,
+        PolicyMeta, RateLimit, StreamMode,
+    },
+    raw::{RawFile, RawKey, RawSettings, Tri},
+    rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
+};
+
+/// The policy file schema, also shipped as `schemas/policy.schema.json` for editors.
+pub const POLICY_SCHEMA: &str = include_str!("../../schemas/policy.schema.json");
+
+fn schema_validator() -> Result<&'static jsonschema::Validator, String> {
+    static VALIDATOR: OnceLock<Result<jsonschema::Validator, String>> = OnceLock::new();
+    VALIDATOR
+        .get_or_init(|| {
+            let schema: Value = serde_json::from_str(POLICY_SCHEMA).map_err(|e| e.to_string())?;
+            jsonschema::validator_for(&schema).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| format!("embedded policy schema is broken: {e}"))
+}
+
+/// `/models/gemma3:[/rate_limit` → `models."gemma3:[".rate_limit`.
+fn dotted(pointer: &str) -> String {
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.chars().all(|c| c.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        if !seg.is_empty() && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push_str(&seg);
+        } else {
+            out.push_str(&format!("{seg:?}"));
+        }
+    }
+    if out.is_empty() { "(top)".into() } else { out }
+}
+
+fn parse_enum<T: Copy>(
+    file: &str,
+    at: &str,
+    value: &str,
+    options: &[(&str, T)],
+) -> Result<T, PolicyError> {
+    options
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| PolicyError::invalid(file, at, format!("unknown value {value:?}")))
+}
+
+/// Accumulates files in merge order; [`Builder::finish`] produces the policy.
+pub struct Builder<'a> {
+    schemas_dir: &'a Path,
+    hasher: &'a mut Sha256,
+    schema_cache: HashMap<String, Arc<Value>>,
+    defaults: ModelPolicy,
+    default_rate_limit: Option<RateLimit>,
+    entries: Vec<(ModelGlob, Overlay)>,
+    auth: AuthPolicy,
+    audit: AuditPolicy,
+}
+
+impl<'a> Builder<'a> {
+    /// `hasher` receives every `format` schema file read, so a changed
+    /// schema changes the policy version.
+    pub fn new(schemas_dir: &'a Path, hasher: &'a mut Sha256) -> Self {
+        Self {
+            schemas_dir,
+            hasher,
+            schema_cache: HashMap::new(),
+            defaults: ModelPolicy::default(),
+            default_rate_limit: None,
+            entries: Vec::new(),
+            auth: AuthPolicy::default(),
+            audit: AuditPolicy::default(),
+        }
+    }
+
+    /// Parse, validate and merge one file's text. `file` names it in errors.
+    pub fn add_file(&mut self, file: &str, text: &str) -> Result<(), PolicyError> {
+        let value: Value = if text.lines().all(|l| {
+            let l = l.trim();
+            l.is_empty() || l.starts_with('#') || l == "---"
+        }) {
+            Value::Null
+        } else {
+            yaml_serde::from_str(text).map_err(|e| PolicyError::Yaml {
+                file: file.to_string(),
+                message: e.to_string(),
+            })?
+        };
+        let validator =
+            schema_validator().map_err(|m| PolicyError::invalid(file, "(schema)", m))?;
+        let problems: Vec<String> = validator
+            .iter_errors(&value)
+            .take(5)
+            .map(|e| format!("{}: {}", dotted(e.instance_path().as_str()), e))
+            .collect();
+        if !problems.is_empty() {
+            return Err(PolicyError::Schema {
+                file: file.to_string(),
+                message: problems.join("; "),
+            });
+        }
+        if value.is_null() {
+            return Ok(());
+        }
+        let raw: RawFile = serde_json::from_value(value).map_err(|e| PolicyError::Schema {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        self.add_raw(file, raw)
+    }
+
+    fn add_raw(&mut self, file: &str, raw: RawFile) -> Result<(), PolicyError> {
+        if let Some(defaults) = &raw.defaults {
+            let overlay = self.overlay(file, "defaults", defaults)?;
+            self.default_rate_limit =
+                merge_rate_limit(self.default_rate_limit, &overlay.rate_limit);
+            let overlay = Overlay {
+                rate_limit: Tri::Absent,
+                ..overlay
+            };
+            overlay.apply(&mut self.defaults);
+        }
+        for (pattern, settings) in raw.models.into_iter().flatten() {
+            let at = format!("models.{pattern:?}");
+            let glob = ModelGlob::new(&pattern).map_err(|m| PolicyError::invalid(file, &at, m))?;
+            let settings: RawSettings = if settings.is_null() {
+                RawSettings::default()
+            } else {
+                serde_json::from_value(settings)
+                    .map_err(|e| PolicyError::invalid(file, &at, e.to_string()))?
+            };
+            let overlay = self.overlay(file, &at, &settings)?;
+            self.entries.push((glob, overlay));
+        }
+        if let Some(auth) = raw.auth {
+            if let Some(required) = auth.required {
+                self.auth.required = required;
+            }
+            for (i, key) in auth.keys.into_iter().flatten().enumerate() {
+                let key = compile_key(file, i, key)?;
+                let at = format!("auth.keys[{i}]");
+                if self.auth.keys.iter().any(|k| k.id == key.id) {
+                    let msg = format!("duplicate key id {:?}", key.id);
+                    return Err(PolicyError::invalid(file, at, msg));
+                }
+                if self.auth.keys.iter().any(|k| k.sha256 == key.sha256) {
+                    let msg = format!("key {:?} has the same key as another id", key.id);
+                    return Err(PolicyError::invalid(file, at, msg));
+                }
+                self.auth.keys.push(key);
+            }
+        }
+        if let Some(audit) = raw.audit {
+            match audit.path {
+                Tri::Absent => {}
+                Tri::Null => self.audit.path = None,
+                Tri::Set(p) => self.audit.path = Some(p),
+            }
+            if let Some(inc) = audit.include_arguments {
+                self.audit.include_arguments = inc;
+            }
+        }
+        Ok(())
+    }
+
+    fn overlay(&mut self, file: &str, at: &str, s: &RawSettings) -> Result<Overlay, PolicyError> {
+        let mut o = Overlay {
+            think_emulation: s.think_emulation,
+            parallel_tool_calls: s.tools.as_ref().and_then(|t| t.parallel),
+            advertise_capabilities: s.advertise_capabilities,
+            rate_limit: s.rate_limit.clone(),
+            concurrency: s.concurrency.clone(),
+            ..Overlay::default()
+        };
+        if let Some(e) = &s.emulate_tools {
+            let opts = [
+                ("auto", EmulateTools::Auto),
+                ("always", EmulateTools::Always),
+                ("never", EmulateTools::Never),
+            ];
+            o.emulate_tools = Some(parse_enum(file, &format!("{at}.emulate_tools"), e, &opts)?);
+        }
+        if let Some(v) = &s.validate {
+            o.validate_enabled = v.enabled;
+            o.validate_repair = v.repair;
+            o.validate_max_retries = v.max_retries;
+            o.validate_degrade = v.degrade;
+            o.validate_stream = match &v.stream {
+                Tri::Absent => Tri::Absent,
+                Tri::Null => Tri::Null,
+                Tri::Set(m) => {
+                    let opts = [("buffer", StreamMode::Buffer), ("pass", StreamMode::Pass)];
+                    Tri::Set(parse_enum(
+                        file,
+                        &format!("{at}.validate.stream"),
+                        m,
+                        &opts,
+                    )?)
+                }
+            };
+            if let Some(f) = &v.on_failure {
+                let opts = [("error", OnFailure::Error), ("pass", OnFailure::Pass)];
+                let at = format!("{at}.validate.on_failure");
+                o.validate_on_failure = Some(parse_enum(file, &at, f, &opts)?);
+            }
+        }
+        o.format = match &s.format {
+            Tri::Absent => Tri::Absent,
+            Tri::Null => Tri::Null,
+            Tri::Set(f) => {
+                let at = format!("{at}.format");
+                let name = f.schema.clone().unwrap_or_default();
+                let schema = self.load_schema(file, &at, &name)?;
+                let apply = match &f.apply {
+                    None => None,
+                    Some(a) => {
+                        let opts = [
+                            ("when_json", FormatApply::WhenJson),
+                            ("when_missing", FormatApply::WhenMissing),
+                            ("always", FormatApply::Always),
+                        ];
+                        Some(parse_enum(file, &format!("{at}.apply"), a, &opts)?)
+                    }
+                };
+                Tri::Set((name, schema, apply))
+            }
+        };
+        Ok(o)
+    }
+
+    /// Load and check a `format.schema` file once per compile.
+    fn load_schema(&mut self, file: &str, at: &str, name: &str) -> Result<Arc<Value>, PolicyError> {
+        if let Some(s) = self.schema_cache.get(name) {
+            return Ok(s.clone());
+        }
+        let bad = |m: String| PolicyError::invalid(file, format!("{at}.schema"), m);
+        let rel = Path::new(name);
+        if name.is_empty()
+            || rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(bad(format!(
+                "{name:?} must name a file in the schemas directory"
+            )));
+        }
+        let path = self.schemas_dir.join(rel);
+        let bytes = std::fs::read(&path)
+            .map_err(|e| bad(format!("schema file {}: {e}", path.display())))?;
+        self.hasher.update(name.as_bytes());
+        self.hasher.update([0]);
+        self.hasher.update(&bytes);
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| bad(format!("schema file {} is not JSON: {e}", path.display())))?;
+        jsonschema::validator_for(&value).map_err(|e| {
+            bad(format!(
+                "schema file {} is not a valid JSON Schema: {e}",
+                path.display()
+            ))
+        })?;
+        let value = Arc::new(value);
+        self.schema_cache.insert(name.to_string(), value.clone());
+        Ok(value)
+    }
+
+    /// The merged policy.
+    pub fn finish(self, meta: PolicyMeta) -> Policy {
+        Policy {
+            meta,
+            auth: self.auth,
+            audit: self.audit,
+            default_rate_limit: self.default_rate_limit,
+            models: ModelRules::new(self.defaults, self.entries),
+        }
+    }
+}
+
+fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError> {
+    let at = format!("auth.keys[{i}] (id {:?})", key.id);
+    let sha256: [u8; 32] = match (&key.key_sha256, &key.key_env) {
+        (Some(hex_hash), None) => {
+            let bytes = hex::decode(hex_hash.trim())
+                .map_err(|e| PolicyError::invalid(file, &at, format!("key_sha256: {e}")))?;
+            <[u8; 32]>::try_from(bytes.as_slice())
+                .map_err(|_| PolicyError::invalid(file, &at, "key_sha256 must be 64 hex digits"))?
+        }
+        (None, Some(var)) => match std::env::var(var) {
+            Ok(plain) if !plain.is_empty() => Sha256::digest(plain.as_bytes()).into(),
+            _ => {
+                let msg = format!("key_env: environment variable {var} is not set");
+                return Err(PolicyError::invalid(file, &at, msg));
+            }
+        },
+        _ => {
+            let msg = "exactly one of key_sha256 and key_env is required";
+            return Err(PolicyError::invalid(file, &at, msg));
+        }
+    };
+    let allowed = ModelGlobs::new(&key.models)
+        .map_err(|m| PolicyError::invalid(file, format!("{at}.models"), m))?;
+    let rate_limit = match &key.rate_limit {
+        Tri::Absent => None,
+        Tri::Null => Some(RateLimit::default()),
+        t @ Tri::Set(_) => merge_rate_limit(None, t),
+    };
+    Ok(ApiKey {
+        id: key.id,
+        sha256,
+        models: key.models,
+        allowed,
+        rate_limit,
+    })
+}

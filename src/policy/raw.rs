@@ -1,0 +1,139 @@
+//! Raw policy files: a serde mirror of `schemas/policy.schema.json`, no logic.
+//!
+//! Every field is optional so a file can override one key and leave the
+//! rest to earlier files. Blocks that may be *removed* by a later file
+//! (`format`, `rate_limit`, `concurrency`) use [`Tri`]: absent (inherit),
+//! `null` (remove) or a value (override key by key). The compile step
+//! turns these into the compiled [`super::Policy`].
+
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+/// A field that can be absent, explicitly `null`, or set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Tri<T> {
+    /// Not in the file: keep what earlier files said.
+    #[default]
+    Absent,
+    /// `null`: remove what earlier files said.
+    Null,
+    /// A value, merged over what earlier files said.
+    Set(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tri<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Only reached when the key is present; `#[serde(default)]` covers absence.
+        Ok(match Option::<T>::deserialize(d)? {
+            Some(v) => Tri::Set(v),
+            None => Tri::Null,
+        })
+    }
+}
+
+/// One policy file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    #[serde(default)]
+    pub defaults: Option<RawSettings>,
+    /// Kept as a JSON map so the file's entry order survives (serde_json
+    /// is built with `preserve_order`).
+    #[serde(default)]
+    pub models: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub auth: Option<RawAuth>,
+    #[serde(default)]
+    pub audit: Option<RawAudit>,
+}
+
+/// The settings shared by `defaults:` and each `models.<glob>:` entry.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSettings {
+    #[serde(default)]
+    pub emulate_tools: Option<String>,
+    #[serde(default)]
+    pub validate: Option<RawValidate>,
+    #[serde(default)]
+    pub think_emulation: Option<bool>,
+    #[serde(default)]
+    pub format: Tri<RawFormat>,
+    #[serde(default)]
+    pub tools: Option<RawTools>,
+    #[serde(default)]
+    pub advertise_capabilities: Option<bool>,
+    #[serde(default)]
+    pub rate_limit: Tri<RawRateLimit>,
+    #[serde(default)]
+    pub concurrency: Tri<RawConcurrency>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawValidate {
+    pub enabled: Option<bool>,
+    pub repair: Option<bool>,
+    pub max_retries: Option<u32>,
+    pub degrade: Option<bool>,
+    /// `null` = back to the default (buffer for schemas, pass for "json").
+    #[serde(default)]
+    pub stream: Tri<String>,
+    pub on_failure: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFormat {
+    pub schema: Option<String>,
+    pub apply: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTools {
+    pub parallel: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRateLimit {
+    pub requests_per_minute: Option<u32>,
+    pub burst: Option<u32>,
+    pub tokens_per_minute: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConcurrency {
+    pub max_in_flight: Option<u32>,
+    pub queue_timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAuth {
+    pub required: Option<bool>,
+    #[serde(default)]
+    pub keys: Option<Vec<RawKey>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKey {
+    pub id: String,
+    pub key_sha256: Option<String>,
+    pub key_env: Option<String>,
+    #[serde(default)]
+    pub models: Vec<String>,
+    #[serde(default)]
+    pub rate_limit: Tri<RawRateLimit>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAudit {
+    #[serde(default)]
+    pub path: Tri<String>,
+    pub include_arguments: Option<bool>,
+}
