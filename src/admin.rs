@@ -79,13 +79,5 @@ async fn metrics(State(state): State<AppState>) -> Response {
 }
 
 async fn policies(State(state): State<AppState>) -> Response {
-    let policy = state.policy();
-    let loaded_at = time::OffsetDateTime::from(policy.meta.loaded_at);
-    Json(serde_json::json!({
-        "version": policy.meta.version,
-        "loaded_at": crate::wire::gojson::format_go_time(loaded_at),
-        "files": policy.meta.files,
-        "last_error": null,
-    }))
-    .into_response()
+    Json(state.policies.status_json()).into_response()
 }

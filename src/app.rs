@@ -10,7 +10,6 @@
 
 use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
-use arc_swap::ArcSwap;
 use axum::{Router, extract::ConnectInfo, middleware};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
@@ -22,8 +21,14 @@ use tokio::{net::TcpListener, sync::watch};
 use tower::ServiceExt;
 
 use crate::{
-    config::Config, error::ProxyError, passthrough, pipeline::capabilities::Capabilities,
-    policy::Policy, upstream::Upstream, validate::Validators,
+    config::Config,
+    error::ProxyError,
+    limits::Limits,
+    passthrough,
+    pipeline::capabilities::Capabilities,
+    policy::{AuditLog, Policy, PolicyStore},
+    upstream::Upstream,
+    validate::Validators,
 };
 
 /// Everything a request may need, cheap to clone.
@@ -31,17 +36,29 @@ use crate::{
 pub struct AppState {
     pub config: Arc<Config>,
     pub upstream: Upstream,
-    pub policy: Arc<ArcSwap<Policy>>,
+    pub policies: Arc<PolicyStore>,
+    pub limits: Limits,
+    pub audit: AuditLog,
     pub metrics: Option<PrometheusHandle>,
     pub capabilities: Capabilities,
     pub validators: Validators,
 }
 
 impl AppState {
-    /// Build the state from the startup config and the initial policy.
+    /// Build the state with a fixed initial policy (tests, embedding).
     pub fn new(
         config: Config,
         policy: Policy,
+        metrics: Option<PrometheusHandle>,
+    ) -> Result<Self, ProxyError> {
+        let store = PolicyStore::with_policy(policy, &config.policies, &config.schemas);
+        Self::with_store(config, store, metrics)
+    }
+
+    /// Build the state from the startup config and a loaded policy store.
+    pub fn with_store(
+        config: Config,
+        store: PolicyStore,
         metrics: Option<PrometheusHandle>,
     ) -> Result<Self, ProxyError> {
         let upstream = Upstream::new(
@@ -58,7 +75,9 @@ impl AppState {
         Ok(Self {
             config: Arc::new(config),
             upstream,
-            policy: Arc::new(ArcSwap::from_pointee(policy)),
+            policies: Arc::new(store),
+            limits: Limits::new(),
+            audit: AuditLog::spawn(),
             metrics,
             capabilities,
             validators: Validators::new(1024),
@@ -67,7 +86,7 @@ impl AppState {
 
     /// The policy snapshot a new request runs under.
     pub fn policy(&self) -> Arc<Policy> {
-        self.policy.load_full()
+        self.policies.snapshot()
     }
 }
 

@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 use augur::{
     app::{self, AppState},
     config::{Cli, Config, LogFormat},
-    policy::Policy,
+    policy::PolicyStore,
 };
 
 fn main() -> ExitCode {
@@ -21,8 +21,25 @@ fn main() -> ExitCode {
         }
     };
     if cli.check_config {
-        eprintln!("augur: config OK");
-        return ExitCode::SUCCESS;
+        return match augur::policy::load_dir(&config.policies, &config.schemas) {
+            Ok(policy) => {
+                eprintln!(
+                    "augur: config OK; policies OK ({} file{}, version {})",
+                    policy.meta.files.len(),
+                    if policy.meta.files.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    },
+                    policy.meta.version
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("augur: invalid policy: {e}");
+                ExitCode::from(2)
+            }
+        };
     }
     init_tracing(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -59,8 +76,10 @@ fn init_tracing(config: &Config) {
 
 async fn run(config: Config) -> Result<(), String> {
     let metrics = augur::telemetry::install_metrics()?;
-    let state = AppState::new(config.clone(), Policy::permissive(), Some(metrics))
-        .map_err(|e| e.to_string())?;
+    let store = PolicyStore::open(&config.policies, &config.schemas)
+        .map_err(|e| format!("invalid policy: {e}"))?;
+    let state =
+        AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
     let proxy = TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
@@ -74,6 +93,15 @@ async fn run(config: Config) -> Result<(), String> {
         "augur started"
     );
     let shutdown = augur::shutdown::on_signal();
+    let watcher = state.policies.clone().spawn_watcher(shutdown.clone());
+    let limits = state.limits.clone();
+    let housekeeping = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            limits.housekeeping();
+        }
+    });
     let admin_task = tokio::spawn(app::serve(
         admin,
         augur::admin::router(state.clone()),
@@ -90,6 +118,8 @@ async fn run(config: Config) -> Result<(), String> {
     )
     .await;
     let _ = admin_task.await;
+    housekeeping.abort();
+    let _ = watcher.await;
     tracing::info!("augur stopped");
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! augur sends, the answers it synthesizes, streaming chunk sequences,
 //! tool_choice, retries, and the OpenAI surface.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{client, pair, start_with};

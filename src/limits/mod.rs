@@ -90,6 +90,11 @@ impl Admission {
         self.permit.is_some()
     }
 
+    /// Whether any token budget applies (the answer's counts are needed).
+    pub fn charges_tokens(&self) -> bool {
+        !self.buckets.is_empty()
+    }
+
     /// Charge the budgets that applied to this request.
     pub fn charge_tokens(&self, tokens: u64) {
         self.limits.charge_buckets(&self.buckets, tokens);

@@ -1,20 +1,28 @@
 //! Stages 2-3 for every route: authenticate, then admit under the rate,
 //! token and concurrency limits of the request's policy snapshot.
 //!
-//! The admission (holding a concurrency permit) lives as long as the
-//! response body, so a stream counts as in flight until its last byte.
+//! The admission (holding a concurrency slot) lives as long as the
+//! response body, so a stream counts as in flight until its last byte;
+//! token budgets are charged from the counts at the end of the answer.
 
 use std::{
+    net::{IpAddr, Ipv4Addr, SocketAddr},
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll},
 };
 
-use axum::{body::Body, response::Response};
+use axum::{body::Body, extract::ConnectInfo, response::Response};
 use bytes::Bytes;
 use http::{Method, request::Parts};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 
-use crate::{app::AppState, error::ProxyError};
+use crate::{
+    app::AppState,
+    error::ProxyError,
+    limits::{self, LimitError, Principal},
+    telemetry::Timing,
+};
 
 /// What a route means for auth and limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +42,7 @@ impl RouteClass {
     pub fn of(method: &Method, path: &str) -> Self {
         match path {
             "/" if method == Method::GET || method == Method::HEAD => RouteClass::Liveness,
-            "/api/tags" | "/api/version" | "/v1/models" => RouteClass::Meta,
-            "/api/show" => RouteClass::Meta,
+            "/api/tags" | "/api/version" | "/v1/models" | "/api/show" => RouteClass::Meta,
             "/api/chat"
             | "/api/generate"
             | "/api/embed"
@@ -64,10 +71,31 @@ impl RouteClass {
     }
 }
 
+impl From<LimitError> for ProxyError {
+    fn from(e: LimitError) -> Self {
+        ProxyError::Limited {
+            status: e.status(),
+            message: e.message(),
+            headers: e.headers(),
+        }
+    }
+}
+
 /// Proof that a request was admitted; dropping it releases its slot.
 #[derive(Default)]
 pub struct Admission {
-    _held: Vec<Box<dyn Send + Sync>>,
+    inner: Option<limits::Admission>,
+    principal: Option<Principal>,
+}
+
+impl Admission {
+    /// Who sent the request ("anonymous" when unauthenticated).
+    pub fn principal_label(&self) -> String {
+        self.principal
+            .as_ref()
+            .map(|p| p.label().to_string())
+            .unwrap_or_else(|| "anonymous".to_string())
+    }
 }
 
 /// Authenticate and admit a request for `model`.
@@ -77,27 +105,65 @@ pub async fn admit(
     class: RouteClass,
     model: Option<&str>,
 ) -> Result<Admission, ProxyError> {
-    let _ = (state, parts, class, model);
-    Ok(Admission::default())
+    if class == RouteClass::Liveness {
+        return Ok(Admission::default());
+    }
+    let policy = state.policy();
+    let ip = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let path = parts.uri.path();
+    let principal = if limits::route_needs_key(&parts.method, path) {
+        state.limits.authenticate(&policy, &parts.headers, ip)?
+    } else {
+        Principal::anonymous(ip)
+    };
+    if let Some(t) = parts.extensions.get::<Arc<Timing>>() {
+        t.set_principal(principal.label());
+    }
+    let counts = class == RouteClass::Model && limits::route_counts(path);
+    let admitted = state
+        .limits
+        .admit(&policy, &principal, model, counts)
+        .await?;
+    Ok(Admission {
+        inner: Some(admitted),
+        principal: Some(principal),
+    })
 }
 
-/// Keep `admission` alive until the response body is finished or dropped.
+/// Keep `admission` alive until the response body is finished or dropped;
+/// attach its rate-limit headers; charge token budgets from the answer.
 pub fn hold_until_done(response: Response, admission: Admission) -> Response {
-    let (parts, body) = response.into_parts();
+    let (mut parts, body) = response.into_parts();
+    let charges = admission
+        .inner
+        .as_ref()
+        .is_some_and(limits::Admission::charges_tokens);
+    if let Some(a) = &admission.inner {
+        parts.headers.extend(a.rate_headers());
+    }
     Response::from_parts(
         parts,
         Body::new(HeldBody {
             inner: body,
-            _admission: admission,
+            admission,
+            tail: charges.then(Vec::new),
         }),
     )
 }
+
+/// How much of the end of an answer is kept to read its token counts.
+const TAIL: usize = 4096;
 
 pin_project_lite::pin_project! {
     struct HeldBody {
         #[pin]
         inner: Body,
-        _admission: Admission,
+        admission: Admission,
+        tail: Option<Vec<u8>>,
     }
 }
 
@@ -109,7 +175,33 @@ impl HttpBody for HeldBody {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        self.project().inner.poll_frame(cx)
+        let this = self.project();
+        let polled = this.inner.poll_frame(cx);
+        if let Some(tail) = this.tail.as_mut() {
+            match &polled {
+                Poll::Ready(Some(Ok(frame))) => {
+                    if let Some(data) = frame.data_ref() {
+                        tail.extend_from_slice(data);
+                        if tail.len() > TAIL {
+                            let cut = tail.len() - TAIL;
+                            tail.drain(..cut);
+                        }
+                    }
+                }
+                Poll::Ready(None) => {
+                    let tokens = token_counts(tail);
+                    if tokens > 0 {
+                        if let Some(a) = &this.admission.inner {
+                            a.charge_tokens(tokens);
+                        }
+                        metrics::counter!("augur_tokens_charged_total").increment(tokens);
+                    }
+                    *this.tail = None;
+                }
+                _ => {}
+            }
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {
@@ -118,5 +210,51 @@ impl HttpBody for HeldBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// Prompt plus generated tokens from the end of an Ollama or OpenAI answer.
+pub fn token_counts(tail: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(tail);
+    let last = |key: &str| -> u64 {
+        text.rfind(key)
+            .map(|i| &text[i + key.len()..])
+            .map(|rest| {
+                rest.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or(0)
+    };
+    let ollama = last("\"prompt_eval_count\":") + last("\"eval_count\":");
+    if ollama > 0 {
+        return ollama;
+    }
+    last("\"prompt_tokens\":") + last("\"completion_tokens\":")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_come_from_the_done_chunk_or_usage() {
+        let done = br#"{"done":true,"prompt_eval_count":26,"prompt_eval_duration":3,"eval_count":282,"eval_duration":4}"#;
+        assert_eq!(token_counts(done), 308);
+        let usage = br#"{"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}"#;
+        assert_eq!(token_counts(usage), 12);
+        assert_eq!(token_counts(b"{}"), 0);
+    }
+
+    #[test]
+    fn routes_are_classified() {
+        assert_eq!(RouteClass::of(&Method::GET, "/"), RouteClass::Liveness);
+        assert_eq!(RouteClass::of(&Method::POST, "/api/show"), RouteClass::Meta);
+        assert_eq!(
+            RouteClass::of(&Method::POST, "/api/chat"),
+            RouteClass::Model
+        );
+        assert_eq!(RouteClass::of(&Method::GET, "/api/chat"), RouteClass::Other);
     }
 }
