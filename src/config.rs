@@ -278,6 +278,25 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_config_file_holds_the_defaults() {
+        let text = include_str!("../configs/augur.toml");
+        let c = Config::from_toml(&Cli::default(), text).unwrap();
+        let d = Config::default();
+        assert_eq!(c.listen, d.listen);
+        assert_eq!(c.admin_listen, d.admin_listen);
+        assert_eq!(c.upstream, d.upstream);
+        assert_eq!(c.body_limit, d.body_limit);
+        assert_eq!(c.stream_buffer_limit, d.stream_buffer_limit);
+        assert_eq!(c.first_byte_timeout, d.first_byte_timeout);
+        assert_eq!(c.idle_timeout, d.idle_timeout);
+        assert_eq!(c.drain_timeout, d.drain_timeout);
+        assert_eq!(c.client_header_timeout, d.client_header_timeout);
+        assert_eq!(c.connect_timeout, d.connect_timeout);
+        assert_eq!(c.capabilities_ttl, d.capabilities_ttl);
+        assert_eq!(c.log_format, d.log_format);
+    }
+
+    #[test]
     fn flags_win_over_the_file() {
         let cli = Cli {
             listen: Some("127.0.0.1:9000".parse().unwrap()),

@@ -44,6 +44,30 @@ pub struct Job {
     pub validate: ValidatePolicy,
     pub validators: Validators,
     pub emulated: Option<&'static str>,
+    /// Where emulated tool calls are recorded, if the policy asks for it.
+    pub audit: Option<Audit>,
+}
+
+/// The JSONL audit of emulated tool calls for one request.
+pub struct Audit {
+    pub log: crate::policy::AuditLog,
+    pub policy: crate::policy::AuditPolicy,
+    pub principal: String,
+    pub model: String,
+}
+
+impl Audit {
+    /// Record one call and its outcome ("valid", "repaired", "invalid").
+    pub fn record(&self, call: &tools::ToolCall, outcome: &str) {
+        self.log.record(
+            &self.policy,
+            &self.principal,
+            &self.model,
+            &call.name,
+            outcome,
+            Some(&call.arguments),
+        );
+    }
 }
 
 /// Run `job` and produce its output.
@@ -114,6 +138,16 @@ pub fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report), Prox
         invalid: completed.invalid && validation_on,
         emulated: job.emulated,
     };
+    if let Some(audit) = &job.audit {
+        let outcome = match (completed.invalid, completed.interp.repairs.is_empty()) {
+            (true, _) => "invalid",
+            (false, false) => "repaired",
+            (false, true) => "valid",
+        };
+        for call in &completed.interp.calls {
+            audit.record(call, outcome);
+        }
+    }
     let value = shape(job.route, completed);
     Ok((value, report))
 }

@@ -152,6 +152,12 @@ async fn handle(state: AppState, req: Request, route: Route) -> Result<Response,
         validate: model_policy.validate.clone(),
         validators: state.validators.clone(),
         emulated,
+        audit: policy.audit.path.as_ref().map(|_| flows::Audit {
+            log: state.audit.clone(),
+            policy: policy.audit.clone(),
+            principal: admission.principal_label(),
+            model: model.clone(),
+        }),
     };
     let out = flows::run(job, delivery).await?;
     Ok(gate::hold_until_done(output::ndjson(out), admission))

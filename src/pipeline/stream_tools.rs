@@ -118,6 +118,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     let Some(call) = checked_call(job, set, call, &mut p)? else {
                         return fallback(job, tx).await;
                     };
+                    if let Some(audit) = &job.audit {
+                        audit.record(&call, if p.invalid { "invalid" } else { "valid" });
+                    }
                     let calls = tools::ollama_tool_calls(std::slice::from_ref(&call), p.next_index);
                     p.next_index += 1;
                     p.sent_anything = true;

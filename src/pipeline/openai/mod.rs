@@ -84,6 +84,12 @@ async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
         validate: model_policy.validate.clone(),
         validators: state.validators.clone(),
         emulated,
+        audit: policy.audit.path.as_ref().map(|_| flows::Audit {
+            log: state.audit.clone(),
+            policy: policy.audit.clone(),
+            principal: admission.principal_label(),
+            model: model.clone(),
+        }),
     };
     let out = flows::run(job, delivery).await?;
     let meta = response::Meta::new(&translated.model, translated.include_usage);

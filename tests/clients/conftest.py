@@ -1,0 +1,81 @@
+"""The official Python clients against augur in front of the fake Ollama.
+
+Starts target/debug/fake-ollama and target/debug/augur (built by
+`cargo build --bins`) on free loopback ports. A missing binary fails the
+run: nothing here is skipped.
+"""
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 20.0) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up in {timeout}s")
+
+
+def start(cmd, log):
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+
+
+@pytest.fixture(scope="session")
+def stack():
+    for name in ("fake-ollama", "augur"):
+        if not (BIN / name).exists():
+            pytest.fail(f"{BIN / name} is missing: run `cargo build --bins` first", pytrace=False)
+    fake_port, port, admin = free_port(), free_port(), free_port()
+    logdir = tempfile.mkdtemp(prefix="augur-clients-")
+    policies = tempfile.mkdtemp(prefix="augur-policies-")
+    fake_log = open(os.path.join(logdir, "fake.log"), "w")
+    augur_log = open(os.path.join(logdir, "augur.log"), "w")
+    fake = start([str(BIN / "fake-ollama"), "--listen", f"127.0.0.1:{fake_port}"], fake_log)
+    env = dict(os.environ)
+    env.pop("AUGUR_CONFIG", None)
+    augur = subprocess.Popen(
+        [
+            str(BIN / "augur"),
+            "--listen", f"127.0.0.1:{port}",
+            "--admin-listen", f"127.0.0.1:{admin}",
+            "--upstream", f"http://127.0.0.1:{fake_port}",
+            "--policies", policies,
+        ],
+        stdout=augur_log, stderr=subprocess.STDOUT, env=env, cwd=logdir,
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{fake_port}/")
+        wait_http(f"http://127.0.0.1:{admin}/-/healthy")
+        yield {
+            "url": f"http://127.0.0.1:{port}",
+            "admin": f"http://127.0.0.1:{admin}",
+            "fake": f"http://127.0.0.1:{fake_port}",
+        }
+    finally:
+        for p in (augur, fake):
+            p.terminate()
+        for p in (augur, fake):
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
