@@ -144,17 +144,26 @@ fn interpret_tools(
     let output = match crate::tools::parse_output(text, set) {
         Ok(output) => output,
         Err(e) => {
-            interp.violations.push(Violation {
-                pointer: String::new(),
-                message: e.to_string(),
-            });
-            interp.content = text.to_string();
-            return interp;
+            let salvaged = if repair {
+                checks::salvage_calls(text, set)
+            } else {
+                Vec::new()
+            };
+            if salvaged.is_empty() {
+                interp.violations.push(Violation {
+                    pointer: String::new(),
+                    message: e.to_string(),
+                });
+                interp.content = text.to_string();
+                return interp;
+            }
+            interp.repairs.push("closed_truncated".to_string());
+            ModelOutput::Calls(salvaged)
         }
     };
     match output {
         ModelOutput::Calls(calls) => {
-            for mut call in calls {
+            for mut call in checks::dedupe(calls) {
                 let mut violations = checks::check_call(set, &call);
                 if !violations.is_empty() && repair {
                     let mut candidate = call.clone();

@@ -59,3 +59,29 @@ pub fn repair_call(set: &crate::tools::ToolSet, call: &mut crate::tools::ToolCal
         None => Vec::new(),
     }
 }
+
+/// The complete calls at the start of a cut-off tool envelope: the
+/// structure closed after the last complete call (an incomplete trailing
+/// call is dropped, never guessed).
+pub fn salvage_calls(text: &str, set: &crate::tools::ToolSet) -> Vec<crate::tools::ToolCall> {
+    let mut extractor = crate::tools::StreamExtractor::new(set, false);
+    let mut calls = Vec::new();
+    for event in extractor.feed(text) {
+        if let crate::tools::StreamEvent::Call(call) = event {
+            calls.push(call);
+        }
+    }
+    dedupe(calls)
+}
+
+/// Drop exact repeats (same tool, same arguments) within one answer: small
+/// models tend to repeat a call until the token limit.
+pub fn dedupe(calls: Vec<crate::tools::ToolCall>) -> Vec<crate::tools::ToolCall> {
+    let mut out: Vec<crate::tools::ToolCall> = Vec::with_capacity(calls.len());
+    for call in calls {
+        if !out.contains(&call) {
+            out.push(call);
+        }
+    }
+    out
+}

@@ -52,6 +52,10 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
 
 struct Progress {
     sent_anything: bool,
+    /// Calls already sent (repeats are not sent again).
+    sent: Vec<ToolCall>,
+    /// The answer was cut off after complete calls and closed there.
+    closed_truncated: bool,
     next_index: usize,
     raw: String,
     invalid: bool,
@@ -70,6 +74,8 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
     let mut extractor = Some(StreamExtractor::new(set, structured));
     let mut p = Progress {
         sent_anything: false,
+        sent: Vec::new(),
+        closed_truncated: false,
         next_index: 0,
         raw: String::new(),
         invalid: false,
@@ -95,6 +101,13 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
                     return fallback(job, tx).await;
                 }
+                Err(e) if !p.sent.is_empty() && job.validate.repair => {
+                    // Cut off after complete calls (a small model repeating
+                    // calls until the token limit): close the list there.
+                    tracing::info!(error = %e, calls = p.sent.len(), "closed a cut-off tool list");
+                    metrics::counter!("augur_repairs_total").increment(1);
+                    p.closed_truncated = true;
+                }
                 Err(e) => {
                     return Err(ProxyError::Unprocessable(format!(
                         "the model's answer is not a valid tool call or answer: {e}"
@@ -115,6 +128,10 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     }
                 }
                 StreamEvent::Call(call) => {
+                    if p.sent.contains(&call) {
+                        continue;
+                    }
+                    let original = call.clone();
                     let Some(call) = checked_call(job, set, call, &mut p)? else {
                         return fallback(job, tx).await;
                     };
@@ -124,6 +141,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     let calls = tools::ollama_tool_calls(std::slice::from_ref(&call), p.next_index);
                     p.next_index += 1;
                     p.sent_anything = true;
+                    p.sent.push(original);
                     let c = json!({
                         "model": model,
                         "created_at": created_at_now(),
@@ -146,6 +164,10 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 );
                 if p.invalid {
                     f.insert("augur_validation".into(), json!("invalid"));
+                }
+                if p.closed_truncated {
+                    f.insert("done_reason".into(), json!("stop"));
+                    f.insert("augur_repaired".into(), json!("closed_truncated"));
                 }
             }
             let _ = output::send(tx, Ok(last)).await;
