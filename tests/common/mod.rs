@@ -1,5 +1,10 @@
 //! Test harness: augur in-process on 127.0.0.1:0 in front of a fake Ollama.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::field_reassign_with_default)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::field_reassign_with_default
+)]
 
 use std::{net::SocketAddr, path::Path, time::Duration};
 
