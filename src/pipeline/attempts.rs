@@ -234,12 +234,8 @@ pub async fn complete(
         attempts += 1;
         let response = match ctx.json(route.path(), &Value::Object(body.clone())).await {
             Ok(r) => r,
-            Err(e) if vp.degrade && degrades < 2 && is_schema_rejection(&e) => {
-                degrades += 1;
+            Err(e) if degrade_after(&e, vp, &mut body, &mut degrades) => {
                 attempts -= 1;
-                degrade_format(&mut body);
-                metrics::counter!("augur_format_degraded_total").increment(1);
-                tracing::info!(error = %e, "upstream rejected the schema; retrying with a simpler one");
                 continue;
             }
             Err(e) => return Err(e),
@@ -280,6 +276,30 @@ pub async fn complete(
     best.attempts = attempts;
     best.invalid = true;
     Ok(best)
+}
+
+/// Degrade steps: two simpler schemas (see [`crate::schema::degrade`]),
+/// then "json".
+const MAX_DEGRADES: u32 = 3;
+
+/// After `e`, replace `body`'s schema with a simpler one when the policy
+/// allows it, the upstream rejected the schema and a schema was sent;
+/// true = send `body` again.
+pub fn degrade_after(
+    e: &ProxyError,
+    vp: &ValidatePolicy,
+    body: &mut Map<String, Value>,
+    degrades: &mut u32,
+) -> bool {
+    let schema_sent = body.get("format").is_some_and(Value::is_object);
+    if !(vp.degrade && schema_sent && *degrades < MAX_DEGRADES && is_schema_rejection(e)) {
+        return false;
+    }
+    *degrades += 1;
+    degrade_format(body);
+    metrics::counter!("augur_format_degraded_total").increment(1);
+    tracing::info!(error = %e, "upstream rejected the schema; retrying with a simpler one");
+    true
 }
 
 /// Replace the format with a simpler one: a degraded schema, then "json".

@@ -298,10 +298,19 @@ pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<
 async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
     let mut body = job.body.clone();
     body.insert("stream".into(), Value::Bool(true));
-    let mut lines = job
-        .ctx
-        .lines(job.route.path(), &Value::Object(body))
-        .await?;
+    // A rejected schema is known before any byte is streamed: degrade it.
+    let mut degrades = 0;
+    let mut lines = loop {
+        match job
+            .ctx
+            .lines(job.route.path(), &Value::Object(body.clone()))
+            .await
+        {
+            Ok(lines) => break lines,
+            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
+            Err(e) => return Err(e),
+        }
+    };
     let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     let limit = job.ctx.state.config.stream_buffer_limit as usize;
     tokio::spawn(async move {

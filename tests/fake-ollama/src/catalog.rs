@@ -26,6 +26,7 @@ pub const FAULT_MODELS: &[&str] = &[
     "long-stream",
     "echo",
     "tool-json",
+    "reject-schema",
 ];
 
 const MODIFIED_AT: &str = "2025-09-14T10:21:07.531219862Z";

@@ -15,7 +15,7 @@
 //! Models: `llama3.2` (completion, tools), `gemma3` (completion, vision), `qwen3` (completion,
 //! tools, thinking) and the fault models of [`FAULT_MODELS`] (completion only):
 //! `slow-first-byte`, `slow-stream`, `stream-cut`, `error-500`, `bad-json`, `truncated`,
-//! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`:
+//! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`, `reject-schema`:
 //!
 //! - `slow-first-byte`: sleeps `SLOW_MS` (default 2000 ms) before the response head.
 //! - `slow-stream`: 200 ms between chunks. `stream-cut`: 3 chunks, then the connection is
@@ -29,6 +29,9 @@
 //!   fake-only `options.interval_ms` (default: the builder's chunk delay).
 //! - `echo`: content = the request body as received (compact JSON).
 //! - `tool-json`: content = the last user message, streamed in 3-character pieces.
+//! - `reject-schema`: whenever `format` is an object, llama-server's converter error
+//!   (400 `"json_schema": JSON schema conversion failed: …`), as for a schema the real converter
+//!   cannot handle but [`schema::check`] would pass; `"json"` and no format answer normally.
 //!
 //! Ordinary models answer a fixed sentence in 11 tokens; with `format` they answer a
 //! deterministic schema instance ([`schema::instance`]); a tool model given `tools` answers a

@@ -157,6 +157,12 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
         return Err(ApiError::runner(500, RUNNER_STOPPED));
     }
     let format = check_format(input.format.as_ref())?;
+    if model.base() == "reject-schema"
+        && let Some(s @ Value::Object(_)) = &format
+    {
+        let errs = [format!("Unrecognized schema: {}", schema::dump(s))];
+        return Err(ApiError::runner(400, schema::conversion_error(&errs)));
+    }
     let mut plan = Plan {
         model,
         pieces: Vec::new(),
