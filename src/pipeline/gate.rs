@@ -197,11 +197,9 @@ impl HttpBody for HeldBody {
             };
             if ended {
                 let tokens = token_counts(tail);
-                if tokens > 0 {
-                    if let Some(a) = &this.admission.inner {
-                        a.charge_tokens(tokens);
-                    }
-                    metrics::counter!("augur_tokens_charged_total").increment(tokens);
+                // `charge_tokens` counts augur_tokens_charged_total.
+                if let Some(a) = &this.admission.inner {
+                    a.charge_tokens(tokens);
                 }
                 *this.tail = None;
             }
