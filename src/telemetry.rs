@@ -274,7 +274,11 @@ impl HttpBody for ObservedBody {
             Poll::Ready(Some(Err(_))) => Some("error"),
             _ => None,
         };
-        if let (Some(outcome), Some(finish)) = (ended, this.finish.take()) {
+        // Take the record only once the body has ended: taking it on every
+        // poll would drop it, unrecorded, at the first data frame.
+        if let Some(outcome) = ended
+            && let Some(finish) = this.finish.take()
+        {
             if *this.streaming {
                 metrics::gauge!("augur_streams_in_flight").decrement(1.0);
             }
@@ -295,6 +299,33 @@ impl HttpBody for ObservedBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The access log record survives data frames and is written when the
+    /// body ends.
+    #[tokio::test]
+    async fn the_record_is_kept_until_the_body_ends() {
+        use http_body_util::BodyExt;
+
+        let chunks = futures_util::stream::iter(["a", "b"].map(Ok::<_, std::io::Error>));
+        let mut body = Box::pin(ObservedBody {
+            inner: Body::from_stream(chunks),
+            finish: Some(Finish {
+                started: Instant::now(),
+                timing: Arc::default(),
+                method: "POST".into(),
+                route: "/api/chat",
+                status: 200,
+                request_id: "-".into(),
+            }),
+            streaming: true,
+        });
+        for _ in 0..2 {
+            assert!(body.frame().await.unwrap().unwrap().is_data());
+            assert!(body.finish.is_some(), "recorded before the end");
+        }
+        assert!(body.frame().await.is_none());
+        assert!(body.finish.is_none(), "recorded at the end");
+    }
 
     #[test]
     fn routes_have_low_cardinality_labels() {

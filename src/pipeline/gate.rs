@@ -175,10 +175,10 @@ impl HttpBody for HeldBody {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
+        let mut this = self.project();
+        let polled = this.inner.as_mut().poll_frame(cx);
         if let Some(tail) = this.tail.as_mut() {
-            match &polled {
+            let ended = match &polled {
                 Poll::Ready(Some(Ok(frame))) => {
                     if let Some(data) = frame.data_ref() {
                         tail.extend_from_slice(data);
@@ -187,18 +187,21 @@ impl HttpBody for HeldBody {
                             tail.drain(..cut);
                         }
                     }
+                    // A body of known length is not polled past its last
+                    // frame (hyper stops at `is_end_stream`), so its end
+                    // must be noticed here.
+                    this.inner.is_end_stream()
                 }
-                Poll::Ready(None) => {
-                    let tokens = token_counts(tail);
-                    if tokens > 0 {
-                        if let Some(a) = &this.admission.inner {
-                            a.charge_tokens(tokens);
-                        }
-                        metrics::counter!("augur_tokens_charged_total").increment(tokens);
-                    }
-                    *this.tail = None;
+                Poll::Ready(None) => true,
+                _ => false,
+            };
+            if ended {
+                let tokens = token_counts(tail);
+                // `charge_tokens` counts augur_tokens_charged_total.
+                if let Some(a) = &this.admission.inner {
+                    a.charge_tokens(tokens);
                 }
-                _ => {}
+                *this.tail = None;
             }
         }
         polled
@@ -245,6 +248,34 @@ mod tests {
         let usage = br#"{"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}"#;
         assert_eq!(token_counts(usage), 12);
         assert_eq!(token_counts(b"{}"), 0);
+    }
+
+    /// A whole answer (one frame, known length) is charged at its last
+    /// frame: hyper does not poll such a body again to see its end.
+    #[tokio::test]
+    async fn a_whole_answer_is_charged_without_polling_past_its_end() {
+        use http_body_util::BodyExt;
+
+        let mut policy = crate::policy::Policy::permissive();
+        policy.default_rate_limit = Some(crate::policy::RateLimit {
+            tokens_per_minute: Some(1000),
+            ..Default::default()
+        });
+        let limits = limits::Limits::new();
+        let who = Principal::anonymous(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        let inner = limits.admit(&policy, &who, Some("m"), true).await.unwrap();
+        let admission = Admission {
+            inner: Some(inner),
+            principal: Some(who.clone()),
+        };
+        let answer = r#"{"done":true,"prompt_eval_count":26,"eval_count":282}"#;
+        let response = hold_until_done(Response::new(Body::from(answer)), admission);
+        let mut body = response.into_body();
+        let frame = body.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), answer.as_bytes());
+        assert!(body.is_end_stream());
+        let left = limits.token_balance(&policy, &who).unwrap();
+        assert!((690.0..=693.0).contains(&left), "{left}");
     }
 
     #[test]

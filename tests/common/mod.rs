@@ -11,7 +11,7 @@ use std::{net::SocketAddr, path::Path, time::Duration};
 use augur::{
     app::{self, AppState},
     config::Config,
-    policy::Policy,
+    policy::{Policy, PolicyStore},
 };
 use fake_ollama::FakeOllama;
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
@@ -31,6 +31,21 @@ impl Augur {
         let _ = self.stop.send(true);
         let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
     }
+
+    /// Serve the admin router (`/-/policies`, `/metrics`, ...) on its own
+    /// port until [`Augur::stop`]; returns its base URL.
+    pub async fn admin(&self) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(app::serve(
+            listener,
+            augur::admin::router(self.state.clone()),
+            self.stop.subscribe(),
+            Duration::from_secs(5),
+            Duration::from_secs(1),
+        ));
+        format!("http://{addr}")
+    }
 }
 
 /// Start augur against `upstream` with the default config tweaked by `f`.
@@ -44,7 +59,25 @@ pub async fn start_with(upstream: &str, f: impl FnOnce(&mut Config)) -> Augur {
 
 /// Start augur with a config and a policy.
 pub async fn start_config(config: Config, policy: Policy) -> Augur {
-    let state = AppState::new(config.clone(), policy, None).unwrap();
+    start_state(AppState::new(config, policy, None).unwrap()).await
+}
+
+/// Start augur with live policies: a [`PolicyStore`] opened on
+/// `config.policies` / `config.schemas` and its watcher running until
+/// [`Augur::stop`].
+pub async fn start_live(config: Config) -> Augur {
+    let store = PolicyStore::open(&config.policies, &config.schemas).unwrap();
+    let augur = start_state(AppState::with_store(config, store, None).unwrap()).await;
+    augur
+        .state
+        .policies
+        .clone()
+        .spawn_watcher(augur.stop.subscribe());
+    augur
+}
+
+/// Serve an already built state on 127.0.0.1:0.
+pub async fn start_state(state: AppState) -> Augur {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, rx) = watch::channel(false);
@@ -53,8 +86,8 @@ pub async fn start_config(config: Config, policy: Policy) -> Augur {
         listener,
         router,
         rx,
-        config.client_header_timeout,
-        config.drain_timeout,
+        state.config.client_header_timeout,
+        state.config.drain_timeout,
     ));
     Augur {
         addr,

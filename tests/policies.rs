@@ -1,0 +1,1093 @@
+//! Live policies end to end over real sockets: auth, rate limits, token
+//! budgets and concurrency on every route; edits of the policy files while
+//! traffic runs (within 2 s, broken files rejected, no request failing, not
+//! even among 200 open streams); named formats, validation and tool
+//! policies; `--check-config` and a graceful drain of the real binary.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::{
+    future::Future,
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use augur::config::Config;
+use common::{Augur, client, start_live};
+use fake_ollama::FakeOllama;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tempfile::TempDir;
+
+/// The named schema of the format-policy tests.
+const ANSWER_SCHEMA: &str = r#"{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer","confidence"]}"#;
+
+const BUSY: &str =
+    r#"{"error":"server busy, please try again.  maximum pending requests exceeded"}"#;
+
+/// Run `f`, failing the test if it takes longer than `secs`.
+async fn bounded<T>(secs: u64, f: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(secs), f)
+        .await
+        .unwrap_or_else(|_| panic!("test did not finish within {secs} s"))
+}
+
+fn sha256_hex(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+/// A fake Ollama, augur with live policies in front of it, and the
+/// directories the policies and named schemas live in.
+struct Live {
+    fake: FakeOllama,
+    augur: Augur,
+    policies: TempDir,
+    _schemas: TempDir,
+}
+
+const POLICY_FILE: &str = "10-test.yaml";
+
+impl Live {
+    async fn start(policy: &str) -> Self {
+        Self::with_fake(FakeOllama::builder().start().await, policy).await
+    }
+
+    async fn with_fake(fake: FakeOllama, policy: &str) -> Self {
+        let policies = tempfile::tempdir().unwrap();
+        let schemas = tempfile::tempdir().unwrap();
+        std::fs::write(schemas.path().join("answer.json"), ANSWER_SCHEMA).unwrap();
+        common::write_policy(policies.path(), POLICY_FILE, policy);
+        let config = Config {
+            upstream: fake.url().parse().unwrap(),
+            policies: policies.path().to_path_buf(),
+            schemas: schemas.path().to_path_buf(),
+            drain_timeout: Duration::from_secs(5),
+            ..Config::default()
+        };
+        let augur = start_live(config).await;
+        Self {
+            fake,
+            augur,
+            policies,
+            _schemas: schemas,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.augur.url)
+    }
+
+    fn version(&self) -> String {
+        self.augur.state.policies.status().version
+    }
+
+    /// Replace the policy file as editors do (temp file, then rename), so
+    /// no reader ever sees half a file.
+    fn rewrite(&self, yaml: &str) {
+        let tmp = self.policies.path().join(".10-test.yaml.tmp");
+        std::fs::write(&tmp, yaml).unwrap();
+        std::fs::rename(&tmp, self.policies.path().join(POLICY_FILE)).unwrap();
+    }
+
+    /// Rewrite the policy file and wait (at most 2 s) until it is active.
+    async fn apply(&self, yaml: &str) {
+        let before = self.version();
+        self.rewrite(yaml);
+        within_2s("policy applied", || {
+            let s = self.augur.state.policies.status();
+            s.version != before && s.last_error.is_none()
+        })
+        .await;
+    }
+}
+
+/// Poll `cond` for up to 2 s (the reload promise).
+async fn within_2s(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "not within 2 s: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A non-streaming chat request for `model` with an optional bearer key.
+async fn chat(live: &Live, model: &str, key: Option<&str>) -> reqwest::Response {
+    let mut req = client().post(live.url("/api/chat")).json(&json!({
+        "model": model, "stream": false,
+        "messages": [{"role": "user", "content": "hi"}]
+    }));
+    if let Some(key) = key {
+        req = req.bearer_auth(key);
+    }
+    req.send().await.unwrap()
+}
+
+fn header<'r>(r: &'r reqwest::Response, name: &str) -> Option<&'r str> {
+    r.headers().get(name).map(|v| v.to_str().unwrap())
+}
+
+fn header_u64(r: &reqwest::Response, name: &str) -> u64 {
+    header(r, name)
+        .unwrap_or_else(|| panic!("no {name} header"))
+        .parse()
+        .unwrap_or_else(|_| panic!("{name} is not a whole number"))
+}
+
+/// The `error` text of an Ollama-style `{"error": "..."}` body.
+async fn error_text(r: reqwest::Response) -> String {
+    let v: Value = r.json().await.unwrap();
+    let obj = v.as_object().unwrap();
+    assert_eq!(obj.len(), 1, "{v}");
+    obj["error"].as_str().unwrap().to_string()
+}
+
+fn ndjson(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Tokens the answer reports (what a token budget is charged).
+fn tokens_of(done: &Value) -> u64 {
+    done["prompt_eval_count"].as_u64().unwrap() + done["eval_count"].as_u64().unwrap()
+}
+
+// ---------------------------------------------------------------- auth
+
+#[tokio::test]
+async fn auth_guards_every_route_but_liveness() {
+    bounded(20, async {
+        let policy = format!(
+            "auth:\n  required: true\n  keys:\n    \
+             - {{id: ci, key_sha256: {}, models: [\"gemma3:*\"], rate_limit: {{requests_per_minute: 2}}}}\n    \
+             - {{id: ops, key_sha256: {}}}\n",
+            sha256_hex("ci-secret"),
+            sha256_hex("ops-secret"),
+        );
+        let live = Live::start(&policy).await;
+        let c = client();
+
+        // Liveness probes need no key.
+        let r = c.get(live.url("/")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let r = c.head(live.url("/")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+
+        // Everything else does: missing and wrong keys are 401.
+        let chat_body = json!({"model": "gemma3", "stream": false, "messages": [{"role": "user", "content": "hi"}]});
+        let routes: Vec<(&str, &str, Option<Value>)> = vec![
+            ("POST", "/", None),
+            ("GET", "/api/tags", None),
+            ("GET", "/api/version", None),
+            ("GET", "/api/ps", None),
+            ("POST", "/api/show", Some(json!({"model": "gemma3"}))),
+            ("POST", "/api/chat", Some(chat_body.clone())),
+            ("POST", "/api/generate", Some(json!({"model": "gemma3", "prompt": "hi", "stream": false}))),
+            ("POST", "/api/embed", Some(json!({"model": "gemma3", "input": "hi"}))),
+            ("GET", "/v1/models", None),
+            ("POST", "/v1/chat/completions", Some(json!({"model": "gemma3", "messages": [{"role": "user", "content": "hi"}]}))),
+        ];
+        for (method, path, body) in &routes {
+            for key in [None, Some("not-the-key-4711")] {
+                let mut req = c.request(method.parse().unwrap(), live.url(path));
+                if let Some(b) = body {
+                    req = req.json(b);
+                }
+                if let Some(k) = key {
+                    req = req.bearer_auth(k);
+                }
+                let r = req.send().await.unwrap();
+                assert_eq!(r.status(), 401, "{method} {path} key={key:?}");
+                assert_eq!(header(&r, "www-authenticate"), Some("Bearer"));
+                let text = r.text().await.unwrap();
+                assert!(!text.contains("not-the-key-4711"), "{text}");
+                if !path.starts_with("/v1/") {
+                    let v: Value = serde_json::from_str(&text).unwrap();
+                    assert!(v["error"].is_string(), "{method} {path}: {text}");
+                }
+            }
+        }
+        // A wrong key in X-API-Key is refused too.
+        let r = c
+            .get(live.url("/api/tags"))
+            .header("x-api-key", "not-the-key-4711")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+        assert_eq!(live.fake.requests("/api/tags"), 0, "refused before the upstream");
+        assert_eq!(live.fake.requests("/api/chat"), 0);
+
+        // Listing and describing models needs the key but does not count:
+        // `ci` may make only 2 counted requests a minute.
+        for _ in 0..3 {
+            let r = c.get(live.url("/api/tags")).bearer_auth("ci-secret").send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            let r = c.get(live.url("/api/version")).header("x-api-key", "ci-secret").send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            let r = c
+                .post(live.url("/api/show"))
+                .header("X-API-Key", "ci-secret")
+                .json(&json!({"model": "gemma3"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+        }
+        // Both header spellings authenticate generation routes.
+        let r = c.post(live.url("/api/chat")).bearer_auth("ci-secret").json(&chat_body).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 2);
+        let r = c
+            .post(live.url("/api/generate"))
+            .header("x-api-key", "ci-secret")
+            .json(&json!({"model": "gemma3:latest", "prompt": "hi", "stream": false}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let r = c.post(live.url("/api/chat")).bearer_auth("ci-secret").json(&chat_body).send().await.unwrap();
+        assert_eq!(r.status(), 429, "the third counted request of `ci`");
+
+        // A model outside the key's globs is 403, on every route naming one.
+        let forbidden = [
+            ("/api/chat", json!({"model": "qwen3", "stream": false, "messages": [{"role": "user", "content": "hi"}]})),
+            ("/api/generate", json!({"model": "llama3.2", "prompt": "hi", "stream": false})),
+            ("/api/embed", json!({"model": "qwen3:8b", "input": "hi"})),
+            ("/api/show", json!({"model": "qwen3"})),
+        ];
+        for (path, body) in &forbidden {
+            let r = c.post(live.url(path)).bearer_auth("ci-secret").json(body).send().await.unwrap();
+            assert_eq!(r.status(), 403, "{path}");
+            let text = error_text(r).await;
+            assert!(!text.contains("ci-secret"), "{text}");
+        }
+        // `ops` has no model list: every model.
+        let r = chat(&live, "qwen3", Some("ops-secret")).await;
+        assert_eq!(r.status(), 200);
+        let r = c.get(live.url("/api/ps")).bearer_auth("ops-secret").send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    })
+    .await;
+}
+
+// ---------------------------------------------------------- rate limits
+
+#[tokio::test]
+async fn rate_limits_apply_per_principal_and_per_model() {
+    bounded(20, async {
+        let policy = format!(
+            "defaults:\n  rate_limit: {{requests_per_minute: 3}}\n\
+             models:\n  \"gemma3:*\":\n    rate_limit: {{requests_per_minute: 1}}\n\
+             auth:\n  keys:\n    \
+             - {{id: big, key_sha256: {}, rate_limit: {{requests_per_minute: 100}}}}\n    \
+             - {{id: other, key_sha256: {}}}\n    \
+             - {{id: free, key_sha256: {}, rate_limit: null}}\n",
+            sha256_hex("big-secret"),
+            sha256_hex("other-secret"),
+            sha256_hex("free-secret"),
+        );
+        let live = Live::start(&policy).await;
+
+        // Anonymous: per client IP, `defaults.rate_limit`.
+        for remaining in [2, 1, 0] {
+            let r = chat(&live, "llama3.2", None).await;
+            assert_eq!(r.status(), 200);
+            assert_eq!(header_u64(&r, "ratelimit-limit"), 3);
+            assert_eq!(header_u64(&r, "ratelimit-remaining"), remaining);
+            header_u64(&r, "ratelimit-reset");
+        }
+        let r = chat(&live, "llama3.2", None).await;
+        assert_eq!(r.status(), 429);
+        let retry = header_u64(&r, "retry-after");
+        // One request every 20 s, rounded up to whole seconds.
+        assert!((1..=20).contains(&retry), "{retry}");
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 3);
+        assert_eq!(header_u64(&r, "ratelimit-remaining"), 0);
+        assert_eq!(header_u64(&r, "ratelimit-reset"), retry);
+        assert!(error_text(r).await.contains("rate limit"));
+        // Listing models does not count.
+        let r = client().get(live.url("/api/tags")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+
+        // A key's own rate_limit replaces the defaults.
+        for _ in 0..5 {
+            let r = chat(&live, "llama3.2", Some("big-secret")).await;
+            assert_eq!(r.status(), 200);
+            assert_eq!(header_u64(&r, "ratelimit-limit"), 100);
+        }
+        // Per (principal, model), for the normalized name.
+        let r = chat(&live, "gemma3", Some("big-secret")).await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 1);
+        assert_eq!(header_u64(&r, "ratelimit-remaining"), 0);
+        let r = chat(&live, "gemma3:latest", Some("big-secret")).await;
+        assert_eq!(r.status(), 429);
+        let retry = header_u64(&r, "retry-after");
+        assert!((1..=60).contains(&retry), "{retry}");
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 1);
+        let r = chat(&live, "llama3.2", Some("big-secret")).await;
+        assert_eq!(r.status(), 200, "other models are not limited by gemma3's");
+
+        // Another principal has its own allowances. `other` uses the
+        // defaults (3 a minute); the request refused by the per-model limit
+        // still spent one of them, as the principal scope is checked first.
+        let r = chat(&live, "gemma3", Some("other-secret")).await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(header_u64(&r, "ratelimit-remaining"), 0);
+        let r = chat(&live, "gemma3", Some("other-secret")).await;
+        assert_eq!(r.status(), 429);
+        let r = chat(&live, "llama3.2", Some("other-secret")).await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 3);
+        assert_eq!(header_u64(&r, "ratelimit-remaining"), 0);
+        let r = chat(&live, "llama3.2", Some("other-secret")).await;
+        assert_eq!(r.status(), 429);
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 3);
+
+        // `rate_limit: null` on a key: no per-principal limit at all.
+        for _ in 0..5 {
+            let r = chat(&live, "llama3.2", Some("free-secret")).await;
+            assert_eq!(r.status(), 200);
+            assert!(header(&r, "ratelimit-limit").is_none());
+        }
+    })
+    .await;
+}
+
+/// Stream a chat answer; return the done chunk.
+async fn chat_streamed(live: &Live, model: &str, key: &str) -> Value {
+    let r = client()
+        .post(live.url("/api/chat"))
+        .bearer_auth(key)
+        .json(&json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let lines = ndjson(&r.text().await.unwrap());
+    let done = lines.last().unwrap().clone();
+    assert_eq!(done["done"], true);
+    done
+}
+
+#[tokio::test]
+async fn token_budgets_are_charged_from_the_answer() {
+    bounded(20, async {
+        let policy = format!(
+            "defaults:\n  rate_limit: {{tokens_per_minute: 30}}\n\
+             models:\n  \"gemma3:*\":\n    rate_limit: {{tokens_per_minute: 15}}\n\
+             auth:\n  keys:\n    \
+             - {{id: streams, key_sha256: {}}}\n    \
+             - {{id: whole, key_sha256: {}}}\n    \
+             - {{id: models, key_sha256: {}}}\n",
+            sha256_hex("streams-secret"),
+            sha256_hex("whole-secret"),
+            sha256_hex("models-secret"),
+        );
+        let live = Live::start(&policy).await;
+
+        // Streamed answers: each reports 11 prompt + 11 generated tokens,
+        // so the second one takes the budget of 30 below zero.
+        let first = chat_streamed(&live, "llama3.2", "streams-secret").await;
+        assert!(tokens_of(&first) < 30, "{first}");
+        let second = chat_streamed(&live, "llama3.2", "streams-secret").await;
+        assert!(tokens_of(&first) + tokens_of(&second) > 30);
+        let r = chat(&live, "llama3.2", Some("streams-secret")).await;
+        assert_eq!(r.status(), 429, "streamed answers are charged");
+        let retry = header_u64(&r, "retry-after");
+        assert!((1..=60).contains(&retry), "{retry}");
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 30);
+        assert!(error_text(r).await.contains("tokens"));
+
+        // Whole (non-streamed) answers are charged the same way.
+        for _ in 0..2 {
+            let r = chat(&live, "llama3.2", Some("whole-secret")).await;
+            assert_eq!(r.status(), 200);
+            let v: Value = r.json().await.unwrap();
+            assert!(tokens_of(&v) > 15, "{v}");
+        }
+        let r = chat(&live, "llama3.2", Some("whole-secret")).await;
+        assert_eq!(r.status(), 429, "non-streamed answers are charged");
+
+        // A per-model budget spends only that model's allowance.
+        let r = chat(&live, "gemma3", Some("models-secret")).await;
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        let r = chat(&live, "gemma3:latest", Some("models-secret")).await;
+        assert_eq!(r.status(), 429);
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 15);
+        let r = chat(&live, "llama3.2", Some("models-secret")).await;
+        assert_eq!(r.status(), 200);
+    })
+    .await;
+}
+
+// ---------------------------------------------------------- concurrency
+
+/// Start a streamed `slow-stream` chat of `chunks` chunks (200 ms apart)
+/// and read its first line, so it holds its concurrency slot.
+async fn open_slow_stream(live: &Live, model: &str, chunks: u64) -> reqwest::Response {
+    let r = client()
+        .post(live.url("/api/chat"))
+        .json(&json!({
+            "model": model,
+            "messages": [{"role": "user", "content": "hi"}],
+            "options": {"num_predict": chunks}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r
+}
+
+/// Read the rest of a stream; return its last line.
+async fn finish_stream(r: reqwest::Response) -> Value {
+    let text = r.text().await.unwrap();
+    let lines = ndjson(&text);
+    lines.last().unwrap().clone()
+}
+
+#[tokio::test]
+async fn concurrency_refuses_or_queues_per_normalized_model() {
+    bounded(25, async {
+        let live = Live::start(
+            "models:\n  slow-stream:\n    concurrency: {max_in_flight: 1, queue_timeout_ms: 0}\n",
+        )
+        .await;
+
+        let mut first = open_slow_stream(&live, "slow-stream", 5).await;
+        let chunk = first.chunk().await.unwrap().unwrap();
+        assert!(!chunk.is_empty());
+        // The slot is held: the same model under another spelling is refused.
+        for model in ["slow-stream:latest", "slow-stream"] {
+            let r = chat(&live, model, None).await;
+            assert_eq!(r.status(), 503, "{model}");
+            assert_eq!(r.text().await.unwrap(), BUSY);
+        }
+        assert_eq!(chat(&live, "llama3.2", None).await.status(), 200);
+        let done = finish_stream(first).await;
+        assert_eq!(done["done"], true);
+        // The slot is free again once the stream ended.
+        let r = open_slow_stream(&live, "slow-stream:latest", 2).await;
+        assert_eq!(finish_stream(r).await["done"], true);
+
+        // With a queue timeout the second request waits for the first.
+        live.apply(
+            "models:\n  slow-stream:\n    concurrency: {max_in_flight: 1, queue_timeout_ms: 5000}\n",
+        )
+        .await;
+        let mut first = open_slow_stream(&live, "slow-stream", 5).await;
+        first.chunk().await.unwrap().unwrap();
+        let started = Instant::now();
+        let url = live.url("/api/chat");
+        let waiting = tokio::spawn(async move {
+            let r = client()
+                .post(url)
+                .json(&json!({"model": "slow-stream:latest", "stream": false,
+                    "messages": [{"role": "user", "content": "hi"}], "options": {"num_predict": 2}}))
+                .send()
+                .await
+                .unwrap();
+            let status = r.status();
+            let body: Value = r.json().await.unwrap();
+            (status, body, Instant::now())
+        });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!waiting.is_finished(), "the second request waits");
+        let done = finish_stream(first).await;
+        let first_done = Instant::now();
+        assert_eq!(done["done"], true);
+        let (status, body, second_done) = waiting.await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["done"], true);
+        assert!(second_done > first_done);
+        assert!(started.elapsed() >= Duration::from_millis(600));
+    })
+    .await;
+}
+
+// ---------------------------------------------------------- live reload
+
+/// Keep `n` clients streaming short `long-stream` answers until `stop`;
+/// returns the number of answers and the failures seen.
+fn background_traffic(
+    live: &Live,
+    n: usize,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Vec<tokio::task::JoinHandle<(u64, Vec<String>)>> {
+    (0..n)
+        .map(|_| {
+            let url = live.url("/api/chat");
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let c = client();
+                let (mut ok, mut failures) = (0, Vec::new());
+                while !*stop.borrow() {
+                    let r = c
+                        .post(&url)
+                        .json(&json!({"model": "long-stream", "messages": [{"role": "user", "content": "hi"}],
+                            "options": {"num_predict": 5, "interval_ms": 20}}))
+                        .send()
+                        .await
+                        .unwrap();
+                    let status = r.status();
+                    let text = r.text().await.unwrap_or_default();
+                    let done = text
+                        .lines()
+                        .last()
+                        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                        .is_some_and(|v| v["done"] == true);
+                    if status == 200 && done {
+                        ok += 1;
+                    } else {
+                        failures.push(format!("{status}: {text}"));
+                    }
+                }
+                (ok, failures)
+            })
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn edits_apply_within_2s_and_broken_files_change_nothing() {
+    bounded(30, async {
+        let base = "defaults:\n  rate_limit: {requests_per_minute: 100000}\n";
+        let live = Live::start(base).await;
+        let admin = live.augur.admin().await;
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let traffic = background_traffic(&live, 4, stop_rx);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+
+        // A new per-model limit applies within 2 s.
+        assert_eq!(chat(&live, "llama3.2", None).await.status(), 200);
+        let limited = format!(
+            "{base}models:\n  llama3.2:\n    rate_limit: {{requests_per_minute: 1, burst: 1}}\n"
+        );
+        let good = live.version();
+        live.rewrite(&limited);
+        let written = Instant::now();
+        loop {
+            let status = chat(&live, "llama3.2", None).await.status();
+            if status == 429 {
+                break;
+            }
+            assert_eq!(status, 200);
+            assert!(written.elapsed() < Duration::from_secs(2), "not within 2 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let limited_version = live.version();
+        assert_ne!(limited_version, good);
+
+        // A broken file changes nothing and shows at GET /-/policies.
+        live.rewrite(&format!("{limited}  \"gemma3:*\": {{rate_limit: [\n"));
+        let mut shown = Value::Null;
+        let written = Instant::now();
+        while shown["last_error"].is_null() {
+            assert!(
+                written.elapsed() < Duration::from_secs(2),
+                "rejection not shown within 2 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            shown = client()
+                .get(format!("{admin}/-/policies"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+        }
+        let error = shown["last_error"].as_str().unwrap();
+        assert!(error.contains(POLICY_FILE), "{error}");
+        assert!(shown["last_error_at"].is_string());
+        assert_eq!(shown["version"], limited_version.as_str());
+        assert_eq!(live.version(), limited_version);
+        assert_eq!(
+            chat(&live, "llama3.2", None).await.status(),
+            429,
+            "the limit stays"
+        );
+        assert_eq!(chat(&live, "gemma3", None).await.status(), 200);
+
+        // Fixing the file applies it and clears the error.
+        live.rewrite(base);
+        let written = Instant::now();
+        while chat(&live, "llama3.2", None).await.status() != 200 {
+            assert!(
+                written.elapsed() < Duration::from_secs(2),
+                "fix not within 2 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let shown: Value = client()
+            .get(format!("{admin}/-/policies"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(shown["last_error"].is_null(), "{shown}");
+        let files = shown["files"].as_array().unwrap();
+        assert_eq!(files.len(), 1, "{shown}");
+        assert!(files[0].as_str().unwrap().ends_with(POLICY_FILE), "{shown}");
+
+        stop.send(true).unwrap();
+        let mut answers = 0;
+        for t in traffic {
+            let (ok, failures) = t.await.unwrap();
+            assert!(failures.is_empty(), "{failures:?}");
+            answers += ok;
+        }
+        assert!(answers > 8, "traffic ran during the edits: {answers}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_reload_keeps_the_state_of_unchanged_quotas() {
+    bounded(20, async {
+        let quota = "defaults:\n  rate_limit: {requests_per_minute: 2}\n";
+        let live = Live::start(quota).await;
+        for _ in 0..2 {
+            assert_eq!(chat(&live, "llama3.2", None).await.status(), 200);
+        }
+        assert_eq!(chat(&live, "llama3.2", None).await.status(), 429);
+
+        // Another setting changes; the quota does not: still spent.
+        live.apply(&format!(
+            "{quota}models:\n  qwen3:\n    emulate_tools: never\n"
+        ))
+        .await;
+        assert_eq!(chat(&live, "llama3.2", None).await.status(), 429);
+
+        // A changed quota starts fresh.
+        live.apply("defaults:\n  rate_limit: {requests_per_minute: 3}\n")
+            .await;
+        let r = chat(&live, "llama3.2", None).await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(header_u64(&r, "ratelimit-limit"), 3);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn no_request_fails_because_of_reloads_under_200_streams() {
+    bounded(40, async {
+        let variant = |rpm: u32, max: u32, extra: &str| {
+            format!(
+                "defaults:\n  rate_limit: {{requests_per_minute: {rpm}}}\n\
+                 models:\n  long-stream:\n    concurrency: {{max_in_flight: {max}, queue_timeout_ms: 5000}}\n{extra}"
+            )
+        };
+        let live = Live::start(&variant(100_000, 1000, "")).await;
+        let c = client();
+        let started = Instant::now();
+        let streams: Vec<_> = (0..200u64)
+            .map(|i| {
+                let c = c.clone();
+                let url = live.url("/api/chat");
+                tokio::spawn(async move {
+                    // Spread the starts over the first second, so requests
+                    // are admitted while policies are swapped.
+                    tokio::time::sleep(Duration::from_millis(i * 5)).await;
+                    let r = c
+                        .post(&url)
+                        .json(&json!({"model": "long-stream", "messages": [{"role": "user", "content": "hi"}],
+                            "options": {"num_predict": 40, "interval_ms": 50}}))
+                        .send()
+                        .await
+                        .unwrap();
+                    let status = r.status();
+                    let mut body = r.bytes_stream();
+                    let mut text = Vec::new();
+                    while let Some(chunk) = body.next().await {
+                        text.extend_from_slice(&chunk.unwrap());
+                    }
+                    (status, String::from_utf8(text).unwrap())
+                })
+            })
+            .collect();
+
+        let edits = [
+            variant(90_000, 1000, ""),
+            variant(90_000, 900, "  \"gemma3:*\":\n    emulate_tools: always\n"),
+            "defaults: {rate_limit: [\n".to_string(),
+            variant(100_000, 800, "auth:\n  required: false\n"),
+            variant(80_000, 1000, ""),
+            variant(100_000, 1000, ""),
+        ];
+        for edit in &edits {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            live.rewrite(edit);
+        }
+        for (i, s) in streams.into_iter().enumerate() {
+            let (status, text) = s.await.unwrap();
+            assert_eq!(status, 200, "stream {i}: {text}");
+            let lines = ndjson(&text);
+            assert_eq!(lines.len(), 41, "stream {i}: 40 tokens and the done chunk");
+            let done = lines.last().unwrap();
+            assert_eq!(done["done"], true, "stream {i}");
+            assert_eq!(done["done_reason"], "length");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        within_2s("last edit applied", || {
+            live.augur.state.policies.status().last_error.is_none()
+        })
+        .await;
+        assert!(live.fake.streams_completed() >= 200);
+        assert_eq!(live.fake.streams_aborted(), 0);
+    })
+    .await;
+}
+
+// ------------------------------------------------- format and validation
+
+#[tokio::test]
+async fn a_named_format_replaces_json_mode_for_matching_models() {
+    bounded(20, async {
+        let live = Live::start(
+            "models:\n  \"gemma3:*\":\n    format: {schema: answer.json, apply: when_json}\n",
+        )
+        .await;
+        let ask = |model: &str, format: Option<Value>| {
+            let mut body = json!({"model": model, "stream": false,
+                "messages": [{"role": "user", "content": "Why is the sky blue?"}]});
+            if let Some(f) = format {
+                body["format"] = f;
+            }
+            client().post(live.url("/api/chat")).json(&body).send()
+        };
+
+        let r = ask("gemma3", Some(json!({"type": "json"}))).await.unwrap();
+        assert_eq!(r.status(), 200);
+        let v: Value = r.json().await.unwrap();
+        let sent = live.fake.last_json("/api/chat").unwrap();
+        let format = &sent["format"];
+        assert_eq!(format["type"], "object", "{format}");
+        assert_eq!(
+            format["required"],
+            json!(["answer", "confidence"]),
+            "{format}"
+        );
+        assert_eq!(format["properties"]["answer"]["type"], "string");
+        assert_eq!(format["properties"]["confidence"]["type"], "number");
+        let content: Value =
+            serde_json::from_str(v["message"]["content"].as_str().unwrap()).unwrap();
+        assert!(content["answer"].is_string(), "{content}");
+        assert!(content["confidence"].is_number(), "{content}");
+
+        // Other models keep JSON mode; a client schema or no format stays.
+        let r = ask("llama3.2", Some(json!({"type": "json"})))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(live.fake.last_json("/api/chat").unwrap()["format"], "json");
+        let own =
+            json!({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]});
+        let r = ask("gemma3:latest", Some(own)).await.unwrap();
+        assert_eq!(r.status(), 200);
+        let sent = live.fake.last_json("/api/chat").unwrap();
+        assert_eq!(sent["format"]["required"], json!(["x"]), "{sent}");
+        let r = ask("gemma3", None).await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert!(
+            live.fake
+                .last_json("/api/chat")
+                .unwrap()
+                .get("format")
+                .is_none()
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn validation_failure_passes_or_answers_422_per_policy() {
+    bounded(20, async {
+        let junk = || {
+            vec![
+                "no JSON here, sorry".to_string(),
+                "still no JSON".to_string(),
+            ]
+        };
+        let fake = FakeOllama::builder()
+            .script("scripted", junk())
+            .script("scripted-strict", junk())
+            .start()
+            .await;
+        let live = Live::with_fake(
+            fake,
+            "models:\n  scripted:\n    validate: {on_failure: pass}\n",
+        )
+        .await;
+        let ask = |model: &str| {
+            client()
+                .post(live.url("/api/chat"))
+                .json(&json!({"model": model, "stream": false,
+                    "messages": [{"role": "user", "content": "answer"}],
+                    "format": serde_json::from_str::<Value>(ANSWER_SCHEMA).unwrap()}))
+                .send()
+        };
+
+        let r = ask("scripted").await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(header(&r, "x-augur-validation"), Some("invalid"));
+        assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
+        let v: Value = r.json().await.unwrap();
+        let content = v["message"]["content"].as_str().unwrap();
+        assert!(content.contains("no JSON"), "the best attempt: {content}");
+        assert_eq!(v["done"], true);
+
+        let r = ask("scripted-strict").await.unwrap();
+        assert_eq!(r.status(), 422);
+        assert!(header(&r, "x-augur-validation").is_none());
+        let text = error_text(r).await;
+        assert!(text.contains("format"), "{text}");
+        assert_eq!(live.fake.requests("/api/chat"), 4, "one retry each");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn tool_policies_pass_the_upstreams_answers_through() {
+    bounded(20, async {
+        let live = Live::start(
+            "models:\n  \"gemma3:*\":\n    emulate_tools: never\n    advertise_capabilities: false\n",
+        )
+        .await;
+        let tool = json!({"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}});
+        let body = json!({"model": "gemma3", "stream": false, "tools": [tool],
+            "messages": [{"role": "user", "content": "Weather in Paris?"}]});
+        let direct = client()
+            .post(format!("{}/api/chat", live.fake.url()))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let (direct_status, direct_body) = (direct.status(), direct.text().await.unwrap());
+        assert_eq!(direct_status, 400);
+        assert!(direct_body.contains("does not support tools"), "{direct_body}");
+        let r = client().post(live.url("/api/chat")).json(&body).send().await.unwrap();
+        assert_eq!(r.status(), direct_status);
+        assert_eq!(r.text().await.unwrap(), direct_body);
+
+        let show = |model: &str| {
+            client()
+                .post(live.url("/api/show"))
+                .json(&json!({"model": model}))
+                .send()
+        };
+        let caps = |v: &Value| v["capabilities"].as_array().unwrap().clone();
+        let v: Value = show("stream-cut").await.unwrap().json().await.unwrap();
+        assert!(caps(&v).contains(&json!("tools")), "advertised by default: {v}");
+
+        // advertise_capabilities: false: /api/show is the upstream's own.
+        let direct = client()
+            .post(format!("{}/api/show", live.fake.url()))
+            .json(&json!({"model": "gemma3"}))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let r = show("gemma3").await.unwrap();
+        assert_eq!(r.status(), 200);
+        let text = r.text().await.unwrap();
+        assert_eq!(text, direct);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert!(!caps(&v).contains(&json!("tools")), "{v}");
+    })
+    .await;
+}
+
+// ------------------------------------------------------------- binary
+
+fn augur_bin() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_augur"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    for var in [
+        "AUGUR_CONFIG",
+        "AUGUR_POLICIES",
+        "AUGUR_SCHEMAS",
+        "AUGUR_UPSTREAM",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+#[test]
+fn check_config_accepts_the_shipped_policies_and_refuses_broken_ones() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = augur_bin()
+        .arg("--check-config")
+        .arg("--policies")
+        .arg(root.join("policies"))
+        .arg("--schemas")
+        .arg(root.join("schemas"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("policies OK"), "{stderr}");
+
+    for (text, expect) in [
+        ("defaults: {emulate_tools: [\n", "invalid YAML"),
+        ("defaults: {emulate_tools: maybe}\n", "emulate_tools"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("20-broken.yaml"), text).unwrap();
+        let out = augur_bin()
+            .arg("--check-config")
+            .arg("--policies")
+            .arg(dir.path())
+            .arg("--schemas")
+            .arg(root.join("schemas"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{text}: {stderr}");
+        assert!(
+            stderr.contains("20-broken.yaml") && stderr.contains(expect),
+            "{stderr}"
+        );
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_binary_drains_streams_on_sigterm() {
+    bounded(30, async {
+        const KEY: &str = "env-key-d2f7c1e9";
+        let fake = FakeOllama::builder().start().await;
+        let policies = tempfile::tempdir().unwrap();
+        std::fs::write(
+            policies.path().join("10-auth.yaml"),
+            "auth:\n  required: true\n  keys:\n    - {id: drain-test, key_env: AUGUR_TEST_DRAIN_KEY}\n",
+        )
+        .unwrap();
+        let logs = tempfile::NamedTempFile::new().unwrap();
+        let (port, admin_port) = (free_port(), free_port());
+        let mut child = tokio::process::Command::from(augur_bin())
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--admin-listen")
+            .arg(format!("127.0.0.1:{admin_port}"))
+            .arg("--upstream")
+            .arg(fake.url())
+            .arg("--policies")
+            .arg(policies.path())
+            .arg("--schemas")
+            .arg(policies.path())
+            .env("AUGUR_TEST_DRAIN_KEY", KEY)
+            .env("RUST_LOG", "debug")
+            .stdout(std::process::Stdio::null())
+            .stderr(logs.reopen().unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let base = format!("http://127.0.0.1:{port}");
+        let c = client();
+        let up = Instant::now();
+        loop {
+            if let Ok(r) = c.get(&base).send().await
+                && r.status() == 200
+            {
+                break;
+            }
+            assert!(up.elapsed() < Duration::from_secs(10), "augur did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+
+        let r = c.get(format!("{base}/api/tags")).send().await.unwrap();
+        assert_eq!(r.status(), 401);
+        let r = c
+            .get(format!("{base}/api/tags"))
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+
+        // A stream in flight (11 chunks, 200 ms apart) when SIGTERM arrives.
+        let mut stream = c
+            .post(format!("{base}/api/chat"))
+            .header("x-api-key", KEY)
+            .json(&json!({"model": "slow-stream", "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status(), 200);
+        let mut text = stream.chunk().await.unwrap().unwrap().to_vec();
+
+        let metrics = c
+            .get(format!("http://127.0.0.1:{admin_port}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(!metrics.contains(KEY), "the key is in /metrics");
+        assert!(metrics.contains("augur_auth_failures_total"), "{metrics}");
+
+        let pid = child.id().unwrap().to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+
+        // New connections are refused soon after.
+        let signalled = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            assert!(
+                signalled.elapsed() < Duration::from_secs(2),
+                "still accepting after SIGTERM"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // The stream in flight still ends with its done chunk.
+        while let Some(chunk) = stream.chunk().await.unwrap() {
+            text.extend_from_slice(&chunk);
+        }
+        let lines = ndjson(&String::from_utf8(text).unwrap());
+        assert_eq!(lines.last().unwrap()["done"], true);
+        assert_eq!(lines.len(), 12, "11 tokens and the done chunk");
+
+        let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .expect("augur did not exit after draining")
+            .unwrap();
+        assert!(status.success(), "{status}");
+        let log = std::fs::read_to_string(logs.path()).unwrap();
+        assert!(log.contains("draining"), "{log}");
+        assert!(!log.contains(KEY), "the key is in the log");
+        assert!(log.contains("drain-test"), "the key id is logged instead");
+    })
+    .await;
+}
