@@ -45,7 +45,8 @@ async fn handle_inner(state: AppState, req: Request) -> Result<Response, ProxyEr
         let (parts, body) = req.into_parts();
         let bytes = read_body(body, state.config.body_limit).await?;
         let model = model_of(&bytes);
-        let admission = gate::admit(&state, &parts, class, model.as_deref()).await?;
+        let policy = state.policy();
+        let admission = gate::admit(&state, &policy, &parts, class, model.as_deref()).await?;
         let req = Request::from_parts(parts, Body::from(bytes));
         let response = forward(&state, req).await?;
         if response.status().is_success() && changes_models(&path) {
@@ -54,7 +55,8 @@ async fn handle_inner(state: AppState, req: Request) -> Result<Response, ProxyEr
         return Ok(gate::hold_until_done(response, admission));
     }
     let (parts, body) = req.into_parts();
-    let admission = gate::admit(&state, &parts, class, None).await?;
+    let policy = state.policy();
+    let admission = gate::admit(&state, &policy, &parts, class, None).await?;
     let body = if is_blob || parts.method == Method::GET || parts.method == Method::HEAD {
         body
     } else {

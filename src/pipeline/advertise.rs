@@ -39,8 +39,10 @@ pub async fn tags(State(state): State<AppState>, req: Request) -> Response {
 
 async fn handle(state: AppState, req: Request, is_show: bool) -> Result<Response, ProxyError> {
     let parsed = native::read(&state, req).await?;
+    let policy = state.policy();
     let admission = gate::admit(
         &state,
+        &policy,
         &parsed.parts,
         RouteClass::Meta,
         parsed.model.as_deref(),
@@ -58,7 +60,6 @@ async fn handle(state: AppState, req: Request, is_show: bool) -> Result<Response
         .await
         .map_err(|e| ProxyError::UpstreamProtocol(format!("reading upstream answer: {e}")))?
         .to_bytes();
-    let policy = state.policy();
     let rewritten = serde_json::from_slice::<Value>(&bytes)
         .ok()
         .and_then(|mut v| {

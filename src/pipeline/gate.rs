@@ -21,6 +21,7 @@ use crate::{
     app::AppState,
     error::ProxyError,
     limits::{self, LimitError, Principal},
+    policy::Policy,
     telemetry::Timing,
 };
 
@@ -98,9 +99,11 @@ impl Admission {
     }
 }
 
-/// Authenticate and admit a request for `model`.
+/// Authenticate and admit a request for `model` under `policy`, the one
+/// snapshot the request runs under from start to end.
 pub async fn admit(
     state: &AppState,
+    policy: &Policy,
     parts: &Parts,
     class: RouteClass,
     model: Option<&str>,
@@ -108,7 +111,6 @@ pub async fn admit(
     if class == RouteClass::Liveness {
         return Ok(Admission::default());
     }
-    let policy = state.policy();
     let ip = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
@@ -116,7 +118,7 @@ pub async fn admit(
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let path = parts.uri.path();
     let principal = if limits::route_needs_key(&parts.method, path) {
-        state.limits.authenticate(&policy, &parts.headers, ip)?
+        state.limits.authenticate(policy, &parts.headers, ip)?
     } else {
         Principal::anonymous(ip)
     };
@@ -126,7 +128,7 @@ pub async fn admit(
     let counts = class == RouteClass::Model && limits::route_counts(path);
     let admitted = state
         .limits
-        .admit(&policy, &principal, model, counts)
+        .admit(policy, &principal, model, counts)
         .await?;
     Ok(Admission {
         inner: Some(admitted),

@@ -102,7 +102,15 @@ async fn handle(state: AppState, req: Request, route: Route) -> Result<Response,
     if let (Some(m), Some(t)) = (&model, parsed.parts.extensions.get::<Arc<Timing>>()) {
         t.set_model(m);
     }
-    let admission = gate::admit(&state, &parsed.parts, RouteClass::Model, model.as_deref()).await?;
+    let policy = state.policy();
+    let admission = gate::admit(
+        &state,
+        &policy,
+        &parsed.parts,
+        RouteClass::Model,
+        model.as_deref(),
+    )
+    .await?;
     let (Some(body), Some(model)) = (parsed.body.as_ref(), model) else {
         // Not something augur understands: the upstream answers as Ollama does.
         let response = forward_bytes(&state, parsed).await?;
@@ -112,7 +120,6 @@ async fn handle(state: AppState, req: Request, route: Route) -> Result<Response,
         let response = forward_bytes(&state, parsed).await?;
         return Ok(gate::hold_until_done(response, admission));
     }
-    let policy = state.policy();
     let model_policy = policy.model(&model);
     let plan = plan::decide(
         route,

@@ -41,7 +41,15 @@ async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
     if let (Some(m), Some(t)) = (&model, parsed.parts.extensions.get::<Arc<Timing>>()) {
         t.set_model(m);
     }
-    let admission = gate::admit(&state, &parsed.parts, RouteClass::Model, model.as_deref()).await?;
+    let policy = state.policy();
+    let admission = gate::admit(
+        &state,
+        &policy,
+        &parsed.parts,
+        RouteClass::Model,
+        model.as_deref(),
+    )
+    .await?;
     let (Some(body), Some(model)) = (parsed.body.as_ref(), model) else {
         let response = native::forward_bytes(&state, parsed).await?;
         return Ok(gate::hold_until_done(response, admission));
@@ -55,7 +63,6 @@ async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
         return Ok(gate::hold_until_done(response, admission));
     }
     let translated = request::translate(body)?;
-    let policy = state.policy();
     let model_policy = policy.model(&model);
     let plan = plan::decide(
         Route::Chat,
