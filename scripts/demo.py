@@ -55,12 +55,16 @@ def main():
     messages = [{"role": "user", "content": args.question}]
     show("user:", args.question)
     show("tools:", ", ".join(TOOLS))
+    seen, repeated = set(), False
     try:
         resp = ask(client, args.model, messages)
         for _ in range(3):
             calls = resp.message.tool_calls or []
-            if not calls:
+            keys = {(c.function.name, json.dumps(dict(c.function.arguments or {}), sort_keys=True)) for c in calls}
+            if not calls or keys <= seen:
+                repeated = bool(calls)
                 break
+            seen |= keys
             messages.append(resp.message)
             for call in calls:
                 name, arguments = call.function.name, dict(call.function.arguments or {})
@@ -82,7 +86,12 @@ def main():
         show("error:", "request failed: %s" % e)
         return 2
 
-    if resp.message.tool_calls:
+    if repeated:
+        show("result:", "the model asked for the same call again instead of answering; stopping here "
+                        "(a 270M base model is easily stuck)")
+        for call in resp.message.tool_calls:
+            show("repeated:", "%s(%s)" % (call.function.name, json.dumps(dict(call.function.arguments or {}))))
+    elif resp.message.tool_calls:
         show("result:", "the model kept calling tools; stopped after 3 rounds")
     elif len(messages) > 1:
         show("answer:", resp.message.content.strip() or "(empty)")

@@ -179,8 +179,14 @@ fn shape(route: Route, completed: Completed) -> Value {
     let Value::Object(fields) = response else {
         return response;
     };
+    // Complete calls closed off from a cut-off list answer the request:
+    // the model was stopped while repeating itself, not mid-answer.
+    let closed = !interp.calls.is_empty() && interp.repairs.iter().any(|r| r == "closed_truncated");
     for (key, value) in fields {
         match (route, key.as_str()) {
+            (_, "done_reason") if closed => {
+                out.insert(key, json!("stop"));
+            }
             (Route::Chat, "message") => {
                 let mut message = Map::new();
                 message.insert("role".into(), json!("assistant"));

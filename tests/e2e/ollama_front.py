@@ -19,8 +19,9 @@ the rendered-prompt path that the `gemma3` library models use:
   object is passed as `json_schema`; anything else is a 500 `invalid format`.
   A schema llama-server rejects comes back with llama-server's status and its
   raw, trimmed body as the error message, before any chunk.
-* Like Ollama, a stream stops without a done chunk once the same (trimmed)
-  token has repeated more than 30 times (whitespace-only tokens count as "").
+* Like Ollama, generation is cut off once the same (trimmed) token has
+  repeated more than 30 times (whitespace-only tokens count as ""): a stream
+  then ends without a done chunk, and a non-streaming answer has "done": false.
 * done_reason is "length" when llama-server's stop_type is "limit", else
   "stop"; counts and durations come from llama-server's `timings`.
 
@@ -743,7 +744,7 @@ class Front:
     def chat(self, req, raw, alive):
         """ChatHandler: returns (immediate response or None, generator of chunks)."""
         start = time.monotonic_ns()
-        if not 0 <= req.get("top_logprobs", 0) <= 20:
+        if not 0 <= (req.get("top_logprobs") or 0) <= 20:
             raise HTTPFail(400, "top_logprobs must be between 0 and 20")
         self._resolve(req.get("model"), 400, "model is required")
         msgs = [m for m in (req.get("messages") or [])]
@@ -771,7 +772,7 @@ class Front:
     def generate(self, req, raw, alive):
         """GenerateHandler."""
         start = time.monotonic_ns()
-        if not 0 <= req.get("top_logprobs", 0) <= 20:
+        if not 0 <= (req.get("top_logprobs") or 0) <= 20:
             raise HTTPFail(400, "top_logprobs must be between 0 and 20")
         name = req.get("model") or ""
         self._resolve(name, 404, "model '' not found")
