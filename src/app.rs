@@ -31,9 +31,20 @@ use crate::{
     validate::Validators,
 };
 
-/// Everything a request may need, cheap to clone.
+/// Everything a request may need; one pointer, cheap to clone.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The state behind an [`AppState`].
+pub struct Shared {
     pub config: Arc<Config>,
     pub upstream: Upstream,
     pub policies: Arc<PolicyStore>,
@@ -72,7 +83,7 @@ impl AppState {
             config.capabilities_ttl,
             config.first_byte_timeout,
         )?;
-        Ok(Self {
+        Ok(Self(Arc::new(Shared {
             config: Arc::new(config),
             upstream,
             policies: Arc::new(store),
@@ -81,7 +92,29 @@ impl AppState {
             metrics,
             capabilities,
             validators: Validators::new(1024),
-        })
+        })))
+    }
+
+    /// The same state with its own upstream connection pool, for a worker
+    /// thread that runs its own event loop.
+    pub fn for_worker(&self) -> Result<Self, ProxyError> {
+        let c = &self.config;
+        let upstream = Upstream::new(
+            c.upstream.clone(),
+            c.connect_timeout,
+            c.first_byte_timeout,
+            c.idle_timeout,
+        )?;
+        Ok(Self(Arc::new(Shared {
+            config: self.config.clone(),
+            upstream,
+            policies: self.policies.clone(),
+            limits: self.limits.clone(),
+            audit: self.audit.clone(),
+            metrics: self.metrics.clone(),
+            capabilities: self.capabilities.clone(),
+            validators: self.validators.clone(),
+        })))
     }
 
     /// The policy snapshot a new request runs under.
@@ -170,4 +203,80 @@ pub async fn serve(
         _ = graceful.shutdown() => tracing::info!("all connections drained"),
         _ = tokio::time::sleep(drain) => tracing::warn!("drain timeout reached; closing remaining connections"),
     }
+}
+
+/// A listening socket on `addr` that other workers may share
+/// (`SO_REUSEPORT`: the kernel spreads connections across them).
+fn shared_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_reuseport(true)?;
+    socket.set_nodelay(true)?;
+    socket.bind(addr)?;
+    socket.listen(4096)
+}
+
+/// Serve the proxy on `addr` with `workers` threads, each running its own
+/// single-threaded event loop with its own listener (`SO_REUSEPORT`) and
+/// its own upstream connection pool, so a request never crosses threads.
+/// Returns once every worker has drained after `shutdown`.
+pub async fn serve_workers(
+    state: AppState,
+    addr: SocketAddr,
+    workers: usize,
+    shutdown: watch::Receiver<bool>,
+) -> Result<(), String> {
+    let header_timeout = state.config.client_header_timeout;
+    let drain = state.config.drain_timeout;
+    // Bind every listener before serving, so a bad address fails at start
+    // and port 0 resolves to one port shared by all workers.
+    let std_first = {
+        let first = shared_listener(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        first.into_std().map_err(|e| e.to_string())?
+    };
+    let bound = std_first.local_addr().map_err(|e| e.to_string())?;
+    let mut listeners = vec![std_first];
+    for _ in 1..workers.max(1) {
+        let l = shared_listener(bound).map_err(|e| format!("cannot listen on {bound}: {e}"))?;
+        listeners.push(l.into_std().map_err(|e| e.to_string())?);
+    }
+    let mut done = Vec::new();
+    for (i, std_listener) in listeners.into_iter().enumerate() {
+        let worker_state = state.for_worker().map_err(|e| e.to_string())?;
+        let shutdown = shutdown.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name(format!("augur-worker-{i}"))
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot start a worker runtime");
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    match TcpListener::from_std(std_listener) {
+                        Ok(listener) => {
+                            let app = router(worker_state);
+                            serve(listener, app, shutdown, header_timeout, drain).await;
+                        }
+                        Err(e) => tracing::error!(error = %e, "worker listener failed"),
+                    }
+                });
+                let _ = tx.send(());
+            })
+            .map_err(|e| format!("cannot start worker thread: {e}"))?;
+        done.push(rx);
+    }
+    for rx in done {
+        let _ = rx.await;
+    }
+    Ok(())
 }

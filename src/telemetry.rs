@@ -152,8 +152,9 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
         .filter(|v| !v.is_empty() && v.len() <= 200)
         .cloned()
         .unwrap_or_else(|| {
-            HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
-                .unwrap_or(HeaderValue::from_static("-"))
+            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+            HeaderValue::from_str(text).unwrap_or(HeaderValue::from_static("-"))
         });
     req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
     let timing = Arc::new(Timing::default());
@@ -168,10 +169,10 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
     let done = Finish {
         started,
         timing,
-        method: method.to_string(),
+        method,
         route,
         status,
-        request_id: id.to_str().unwrap_or("-").to_string(),
+        request_id: id,
     };
     let streaming = parts
         .headers
@@ -194,10 +195,40 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
 struct Finish {
     started: Instant,
     timing: Arc<Timing>,
-    method: String,
+    method: http::Method,
     route: &'static str,
     status: u16,
-    request_id: String,
+    request_id: HeaderValue,
+}
+
+/// Metric handles of one (route, status), registered once per worker
+/// thread instead of being looked up by name and labels per request.
+#[derive(Clone)]
+struct RouteMetrics {
+    requests: metrics::Counter,
+    duration: metrics::Histogram,
+    upstream: metrics::Histogram,
+    overhead: metrics::Histogram,
+}
+
+thread_local! {
+    static ROUTE_METRICS: std::cell::RefCell<std::collections::HashMap<(&'static str, u16), RouteMetrics>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn route_metrics(route: &'static str, status: u16) -> RouteMetrics {
+    ROUTE_METRICS.with(|cache| {
+        cache
+            .borrow_mut()
+            .entry((route, status))
+            .or_insert_with(|| RouteMetrics {
+                requests: metrics::counter!("augur_requests_total", "route" => route, "status" => status.to_string()),
+                duration: metrics::histogram!("augur_request_duration_seconds", "route" => route),
+                upstream: metrics::histogram!("augur_upstream_duration_seconds", "route" => route),
+                overhead: metrics::histogram!("augur_overhead_seconds", "route" => route),
+            })
+            .clone()
+    })
 }
 
 impl Finish {
@@ -205,21 +236,20 @@ impl Finish {
         let total = self.started.elapsed();
         let upstream = self.timing.upstream();
         let overhead = total.saturating_sub(upstream);
-        let labels = self.timing.labels();
-        let status = self.status.to_string();
-        metrics::counter!("augur_requests_total", "route" => self.route, "status" => status.clone())
-            .increment(1);
-        metrics::histogram!("augur_request_duration_seconds", "route" => self.route)
-            .record(total.as_secs_f64());
+        let m = route_metrics(self.route, self.status);
+        m.requests.increment(1);
+        m.duration.record(total.as_secs_f64());
         if !upstream.is_zero() {
-            metrics::histogram!("augur_upstream_duration_seconds", "route" => self.route)
-                .record(upstream.as_secs_f64());
+            m.upstream.record(upstream.as_secs_f64());
         }
-        metrics::histogram!("augur_overhead_seconds", "route" => self.route)
-            .record(overhead.as_secs_f64());
+        m.overhead.record(overhead.as_secs_f64());
+        if !tracing::enabled!(target: "augur::access", tracing::Level::INFO) {
+            return;
+        }
+        let labels = self.timing.labels();
         tracing::info!(
             target: "augur::access",
-            request_id = %self.request_id,
+            request_id = self.request_id.to_str().unwrap_or("-"),
             method = %self.method,
             route = self.route,
             status = self.status,
@@ -312,10 +342,10 @@ mod tests {
             finish: Some(Finish {
                 started: Instant::now(),
                 timing: Arc::default(),
-                method: "POST".into(),
+                method: http::Method::POST,
                 route: "/api/chat",
                 status: 200,
-                request_id: "-".into(),
+                request_id: HeaderValue::from_static("-"),
             }),
             streaming: true,
         });
