@@ -249,9 +249,17 @@ pub async fn serve_workers(
         let shutdown = shutdown.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         std::thread::Builder::new()
-            .name(format!("augur-worker-{i}"))
+            .name(format!("augur-main-{i}"))
             .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread()
+                // One scheduler thread per worker. The multi-thread
+                // scheduler (with one thread) rather than the current-thread
+                // one, for its LIFO slot: a task woken by the task running
+                // now (upstream connection → request → client connection)
+                // runs next instead of behind every other ready task, which
+                // keeps first bytes fast with thousands of open streams.
+                let runtime = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .thread_name(format!("augur-worker-{i}"))
                     .enable_all()
                     .build()
                 {
@@ -261,6 +269,9 @@ pub async fn serve_workers(
                         return;
                     }
                 };
+                // The accept loop runs on this thread, the connections on
+                // the runtime's scheduler thread: a burst of new connections
+                // is accepted while earlier requests are being served.
                 runtime.block_on(async move {
                     match TcpListener::from_std(std_listener) {
                         Ok(listener) => {

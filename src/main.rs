@@ -2,11 +2,6 @@
 
 use std::process::ExitCode;
 
-/// glibc's allocator spends about a sixth of the forwarding path in
-/// malloc/free bookkeeping under load; mimalloc's per-thread heaps do not.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::Parser;
 use tokio::net::TcpListener;
 

@@ -182,10 +182,19 @@ fn shape(route: Route, completed: Completed) -> Value {
     // Complete calls closed off from a cut-off list answer the request:
     // the model was stopped while repeating itself, not mid-answer.
     let closed = !interp.calls.is_empty() && interp.repairs.iter().any(|r| r == "closed_truncated");
+    let interp_done_reason_present = fields.contains_key("done_reason");
     for (key, value) in fields {
         match (route, key.as_str()) {
             (_, "done_reason") if closed => {
                 out.insert(key, json!("stop"));
+            }
+            // Ollama answers `done: false` when it stopped a model that
+            // repeated itself; the validated answer is complete.
+            (_, "done") => {
+                out.insert(key, json!(true));
+                if !interp_done_reason_present {
+                    out.insert("done_reason".into(), json!("stop"));
+                }
             }
             (Route::Chat, "message") => {
                 let mut message = Map::new();
@@ -256,6 +265,10 @@ pub fn chunks_of(route: Route, whole: &Value) -> Vec<Value> {
     let mut done = whole.clone();
     if let Value::Object(fields) = &mut done {
         fields.insert("created_at".into(), json!(created_at_now()));
+        fields.insert("done".into(), json!(true));
+        if !fields.contains_key("done_reason") {
+            fields.insert("done_reason".into(), json!("stop"));
+        }
         match route {
             Route::Chat => {
                 fields.insert(

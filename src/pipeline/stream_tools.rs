@@ -80,9 +80,21 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         raw: String::new(),
         invalid: false,
     };
-    while let Some(item) = lines.next().await {
-        let chunk = item?;
+    let mut last_model = Value::Null;
+    loop {
+        // Ollama ends a stream without a done chunk when the model repeats
+        // one token too often; that end is handled like a done chunk.
+        let (chunk, eof) = match lines.next().await {
+            Some(item) => (item?, false),
+            None => (
+                json!({"model": last_model, "created_at": created_at_now(),
+                       "message": {"role": "assistant", "content": ""},
+                       "done": true, "done_reason": "stop"}),
+                true,
+            ),
+        };
         let model = chunk.get("model").cloned().unwrap_or(Value::Null);
+        last_model = model.clone();
         let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
         let delta = attempts::answer_text(Route::Chat, &chunk);
         p.raw.push_str(&delta);
@@ -100,6 +112,11 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 Err(e) if !p.sent_anything => {
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
                     return fallback(job, tx).await;
+                }
+                Err(_) if eof && p.sent.is_empty() => {
+                    // Answer text was streamed and the upstream stopped
+                    // early: end the stream as the upstream did.
+                    return Ok(());
                 }
                 Err(e) if !p.sent.is_empty() && job.validate.repair => {
                     // Cut off after complete calls (a small model repeating
@@ -174,9 +191,6 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
             return Ok(());
         }
     }
-    Err(ProxyError::UpstreamProtocol(
-        "upstream stream ended without a done chunk".into(),
-    ))
 }
 
 /// Validate (and repair) one completed call. `Ok(None)` = fall back to the
