@@ -60,49 +60,57 @@ pub fn build_format(
             _ => true,
         })
         .map(|t| {
-            json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "const": t.name},
-                    "arguments": t.grammar,
-                },
-                "required": ["name", "arguments"],
-            })
+            // Built by hand: `json!` would copy each schema through the
+            // serializer, which dominates the cost with many tools.
+            let mut properties = serde_json::Map::new();
+            properties.insert("name".into(), json!({"type": "string", "const": t.name}));
+            properties.insert("arguments".into(), t.grammar.clone());
+            let mut call = serde_json::Map::new();
+            call.insert("type".into(), json!("object"));
+            call.insert("properties".into(), Value::Object(properties));
+            call.insert("required".into(), json!(["name", "arguments"]));
+            Value::Object(call)
         })
         .collect();
     if per_tool.is_empty() || !choice.emulates() {
         return answer;
     }
+    // Values are moved into place rather than passed through `json!`, which
+    // would copy every tool schema through the serializer at each level.
     let call = if per_tool.len() == 1 {
         per_tool.into_iter().next().unwrap_or_default()
     } else {
-        json!({ "anyOf": per_tool })
+        object([("anyOf", Value::Array(per_tool))])
     };
     let calls = if parallel {
-        json!({
-            "type": "object",
-            "properties": {
-                KEY_CALLS: {
-                    "type": "array",
-                    "items": call,
-                    "minItems": 1,
-                    "maxItems": MAX_PARALLEL_CALLS,
-                }
-            },
-            "required": [KEY_CALLS],
-        })
+        let list = object([
+            ("type", json!("array")),
+            ("items", call),
+            ("minItems", json!(1)),
+            ("maxItems", json!(MAX_PARALLEL_CALLS)),
+        ]);
+        object([
+            ("type", json!("object")),
+            ("properties", object([(KEY_CALLS, list)])),
+            ("required", json!([KEY_CALLS])),
+        ])
     } else {
-        json!({
-            "type": "object",
-            "properties": { KEY_CALL: call },
-            "required": [KEY_CALL],
-        })
+        object([
+            ("type", json!("object")),
+            ("properties", object([(KEY_CALL, call)])),
+            ("required", json!([KEY_CALL])),
+        ])
     };
     if choice.allows_answer() {
-        json!({ "anyOf": [calls, answer] })
+        object([("anyOf", Value::Array(vec![calls, answer]))])
     } else {
         calls
     }
+}
+
+/// A JSON object from `(key, value)` pairs, in order.
+fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 /// `{"type":"object","properties":{"response":…},"required":["response"]}`.

@@ -31,7 +31,7 @@ pub struct Tool {
     pub grammar: Value,
     /// Notes from the sanitizer (or the fallback), for logs.
     pub sanitize_notes: Vec<String>,
-    validator: OnceLock<Option<jsonschema::Validator>>,
+    validator: OnceLock<Option<std::sync::Arc<jsonschema::Validator>>>,
 }
 
 impl Tool {
@@ -54,11 +54,13 @@ impl Tool {
     pub(crate) fn validator(&self) -> Option<&jsonschema::Validator> {
         self.validator
             .get_or_init(|| {
-                jsonschema::validator_for(&self.parameters)
-                    .or_else(|_| jsonschema::validator_for(&self.grammar))
+                let cache = crate::validate::Validators::shared();
+                cache
+                    .compile(&self.parameters)
+                    .or_else(|_| cache.compile(&self.grammar))
                     .ok()
             })
-            .as_ref()
+            .as_deref()
     }
 }
 
@@ -106,7 +108,10 @@ pub(crate) fn embeddable(schema: Value) -> Result<Value, &'static str> {
     if has_ref(&schema) {
         return Err("schema keeps a $ref");
     }
-    if jsonschema::validator_for(&schema).is_err() {
+    if crate::validate::Validators::shared()
+        .compile(&schema)
+        .is_err()
+    {
         return Err("schema does not compile");
     }
     Ok(schema)

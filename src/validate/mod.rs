@@ -59,30 +59,45 @@ pub fn schema_key(schema: &Value) -> [u8; 32] {
 }
 
 fn canonical(v: &Value, h: &mut Sha256) {
+    // Length-prefixed, sorted-key encoding: unambiguous, no allocation per
+    // scalar (this runs for every tool schema of every request).
+    fn bytes(h: &mut Sha256, tag: u8, b: &[u8]) {
+        h.update([tag]);
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    }
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
             h.update(b"{");
+            h.update((keys.len() as u64).to_le_bytes());
             for k in keys {
-                h.update(Value::String(k.clone()).to_string().as_bytes());
-                h.update(b":");
+                bytes(h, b'k', k.as_bytes());
                 if let Some(x) = m.get(k) {
                     canonical(x, h);
                 }
-                h.update(b",");
             }
-            h.update(b"}");
         }
         Value::Array(xs) => {
             h.update(b"[");
+            h.update((xs.len() as u64).to_le_bytes());
             for x in xs {
                 canonical(x, h);
-                h.update(b",");
             }
-            h.update(b"]");
         }
-        other => h.update(other.to_string().as_bytes()),
+        Value::String(s) => bytes(h, b's', s.as_bytes()),
+        Value::Bool(b) => h.update(if *b { b"t" } else { b"f" }),
+        Value::Null => h.update(b"n"),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                bytes(h, b'i', &i.to_le_bytes());
+            } else if let Some(u) = n.as_u64() {
+                bytes(h, b'u', &u.to_le_bytes());
+            } else {
+                bytes(h, b'f', &n.as_f64().unwrap_or(0.0).to_bits().to_le_bytes());
+            }
+        }
     }
 }
 
@@ -98,6 +113,13 @@ impl Validators {
     /// How many schemas have been compiled so far (cache misses).
     pub fn compilations(&self) -> u64 {
         self.compilations.load(Ordering::Relaxed)
+    }
+
+    /// The process-wide cache, for code that has no `AppState` at hand
+    /// (tool schemas are compiled once per distinct schema, not per request).
+    pub fn shared() -> &'static Validators {
+        static SHARED: std::sync::OnceLock<Validators> = std::sync::OnceLock::new();
+        SHARED.get_or_init(|| Validators::new(4096))
     }
 
     /// The compiled validator for `schema`, compiling it on first use. A
