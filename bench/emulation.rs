@@ -135,7 +135,7 @@ fn main() {
             "tags": {"type": "array", "items": {"type": "string"}}
         }, "required": ["id", "name"]}}
     }, "required": ["items"]});
-    let items: Vec<Value> = (0..100)
+    let items: Vec<Value> = (0..145)
         .map(|i| json!({"id": i, "name": format!("item number {i}"), "score": i as f64 / 3.0, "tags": ["a", "b"]}))
         .collect();
     let doc = json!({"items": items});
