@@ -527,6 +527,7 @@ async fn a_rejected_schema_is_degraded_then_json() {
     assert_eq!(r.status(), 200);
     // The schema, the schema without value constraints, then "json".
     assert_eq!(fake.requests("/api/chat"), 3);
+    assert_eq!(header(&r, "x-augur-attempts"), Some("3"));
     let sent = fake.last_json("/api/chat").unwrap();
     assert_eq!(sent["format"], "json");
     let v: Value = r.json().await.unwrap();

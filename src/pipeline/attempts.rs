@@ -244,10 +244,11 @@ pub async fn complete(
         let interp = interpret(&text, expect, validators, vp.repair);
         let valid = interp.violations.is_empty();
         let truncated = response.get("done_reason").and_then(Value::as_str) == Some("length");
+        // Every upstream call counts, degraded ones included.
         let candidate = Completed {
             response,
             interp,
-            attempts,
+            attempts: attempts + degrades,
             invalid: !valid,
         };
         if valid {
@@ -273,7 +274,7 @@ pub async fn complete(
         }
     }
     let mut best = best.ok_or_else(|| ProxyError::Internal("no attempt was made".into()))?;
-    best.attempts = attempts;
+    best.attempts = attempts + degrades;
     best.invalid = true;
     Ok(best)
 }
