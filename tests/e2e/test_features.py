@@ -226,3 +226,16 @@ def test_thinking_is_emulated_on_a_model_without_it(augur_url, model_name):
         msg = r.json()["message"]
         assert isinstance(msg.get("thinking"), str) and isinstance(msg["content"], str)
         assert r.headers.get("x-augur-emulated") == "thinking"
+
+
+def test_every_schema_augur_built_was_accepted_by_the_real_converter(augur_url, admin_url, model_name):
+    """The schemas above (tool envelopes, sanitized formats, thinking) all
+    reached llama.cpp's grammar converter; none needed a degraded retry."""
+    body = {"model": model_name, "stream": False, "options": OPTS, "format": SCHEMA,
+            "messages": [{"role": "user", "content": "Describe a pet as JSON."}]}
+    assert post(augur_url, "/api/chat", body).status_code in (200, 422)
+    metrics = httpx.get(admin_url + "/metrics", timeout=10).text
+    degraded = [l for l in metrics.splitlines() if l.startswith("augur_format_degraded_total")]
+    assert all(l.split()[-1] == "0" for l in degraded), degraded
+    emulated = [l for l in metrics.splitlines() if l.startswith("augur_emulations_total")]
+    assert emulated, "no emulation was counted"
