@@ -50,14 +50,17 @@ impl CallCtx {
         Ok(req)
     }
 
-    /// POST `body` to `path` and read the whole JSON answer (bounded).
-    pub async fn json(&self, path: &str, body: &Value) -> Result<Value, ProxyError> {
+    async fn send(&self, path: &str, body: &Value) -> Result<http::Response<Body>, ProxyError> {
         let req = self.request(path, body)?;
-        let response = self
-            .state
+        self.state
             .upstream
             .forward(req, self.client, self.timing.clone())
-            .await?;
+            .await
+    }
+
+    /// POST `body` to `path` and read the whole JSON answer (bounded).
+    pub async fn json(&self, path: &str, body: &Value) -> Result<Value, ProxyError> {
+        let response = self.send(path, body).await?;
         let status = response.status();
         let limit = self.state.config.stream_buffer_limit as usize;
         let bytes = http_body_util::Limited::new(response.into_body(), limit)
@@ -82,12 +85,7 @@ impl CallCtx {
 
     /// POST `body` to `path` and read the NDJSON answer line by line.
     pub async fn lines(&self, path: &str, body: &Value) -> Result<Lines, ProxyError> {
-        let req = self.request(path, body)?;
-        let response = self
-            .state
-            .upstream
-            .forward(req, self.client, self.timing.clone())
-            .await?;
+        let response = self.send(path, body).await?;
         let status = response.status();
         if !status.is_success() {
             let limit = 1024 * 1024;

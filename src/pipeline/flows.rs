@@ -70,36 +70,34 @@ impl Audit {
     }
 }
 
+impl Job {
+    /// Run to a whole, validated answer (with retries), shaped for the client.
+    pub async fn complete(&self) -> Result<(Value, Report), ProxyError> {
+        let completed = attempts::complete(
+            &self.ctx,
+            self.route,
+            self.body.clone(),
+            &self.expect,
+            &self.validate,
+            &self.validators,
+        )
+        .await?;
+        finalize(self, completed)
+    }
+}
+
 /// Run `job` and produce its output.
 pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
     match delivery {
         Delivery::Whole => {
-            let completed = attempts::complete(
-                &job.ctx,
-                job.route,
-                job.body.clone(),
-                &job.expect,
-                &job.validate,
-                &job.validators,
-            )
-            .await?;
-            let (value, report) = finalize(&job, completed)?;
+            let (value, report) = job.complete().await?;
             Ok(Output::Full {
                 value,
                 headers: report.headers(),
             })
         }
         Delivery::Buffered => {
-            let completed = attempts::complete(
-                &job.ctx,
-                job.route,
-                job.body.clone(),
-                &job.expect,
-                &job.validate,
-                &job.validators,
-            )
-            .await?;
-            let (value, report) = finalize(&job, completed)?;
+            let (value, report) = job.complete().await?;
             let (tx, rx) = mpsc::channel(CHANNEL);
             let route = job.route;
             tokio::spawn(async move {

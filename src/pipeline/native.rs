@@ -96,21 +96,46 @@ pub async fn forward_bytes(state: &AppState, parsed: Parsed) -> Result<Response,
     passthrough::forward(state, req).await
 }
 
-async fn handle(state: AppState, req: Request, route: Route) -> Result<Response, ProxyError> {
-    let parsed = read(&state, req).await?;
+/// A generation request read and admitted: stages 1-3.
+pub struct Admitted {
+    pub parsed: Parsed,
+    pub model: Option<String>,
+    pub policy: Arc<crate::policy::Policy>,
+    pub admission: gate::Admission,
+}
+
+/// Read the body, note the model, take the request's policy snapshot and
+/// admit it under auth and limits.
+pub async fn admit(state: &AppState, req: Request) -> Result<Admitted, ProxyError> {
+    let parsed = read(state, req).await?;
     let model = parsed.model.clone();
     if let (Some(m), Some(t)) = (&model, parsed.parts.extensions.get::<Arc<Timing>>()) {
         t.set_model(m);
     }
     let policy = state.policy();
     let admission = gate::admit(
-        &state,
+        state,
         &policy,
         &parsed.parts,
         RouteClass::Model,
         model.as_deref(),
     )
     .await?;
+    Ok(Admitted {
+        parsed,
+        model,
+        policy,
+        admission,
+    })
+}
+
+async fn handle(state: AppState, req: Request, route: Route) -> Result<Response, ProxyError> {
+    let Admitted {
+        parsed,
+        model,
+        policy,
+        admission,
+    } = admit(&state, req).await?;
     let (Some(body), Some(model)) = (parsed.body.as_ref(), model) else {
         // Not something augur understands: the upstream answers as Ollama does.
         let response = forward_bytes(&state, parsed).await?;

@@ -236,16 +236,7 @@ fn checked_call(
 /// Nothing was sent yet: answer through the whole-answer path (repair,
 /// retries) and stream its chunks.
 async fn fallback(job: &Job, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
-    let completed = attempts::complete(
-        &job.ctx,
-        Route::Chat,
-        job.body.clone(),
-        &job.expect,
-        &job.validate,
-        &job.validators,
-    )
-    .await?;
-    let (value, _report) = flows::finalize(job, completed)?;
+    let (value, _report) = job.complete().await?;
     for chunk in flows::chunks_of(Route::Chat, &value) {
         if !output::send(tx, Ok(chunk)).await {
             break;

@@ -7,8 +7,6 @@
 pub mod request;
 pub mod response;
 
-use std::sync::Arc;
-
 use axum::{
     extract::{Request, State},
     response::Response,
@@ -17,13 +15,11 @@ use axum::{
 use crate::{
     app::AppState,
     error::{Flavor, ProxyError},
-    telemetry::Timing,
 };
 
 use super::{
     flows::{self, Job},
-    gate::{self, RouteClass},
-    native,
+    gate, native,
     plan::{self, Route},
     prepare,
 };
@@ -36,20 +32,12 @@ pub async fn chat_completions(State(state): State<AppState>, req: Request) -> Re
 }
 
 async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
-    let parsed = native::read(&state, req).await?;
-    let model = parsed.model.clone();
-    if let (Some(m), Some(t)) = (&model, parsed.parts.extensions.get::<Arc<Timing>>()) {
-        t.set_model(m);
-    }
-    let policy = state.policy();
-    let admission = gate::admit(
-        &state,
-        &policy,
-        &parsed.parts,
-        RouteClass::Model,
-        model.as_deref(),
-    )
-    .await?;
+    let native::Admitted {
+        parsed,
+        model,
+        policy,
+        admission,
+    } = native::admit(&state, req).await?;
     let (Some(body), Some(model)) = (parsed.body.as_ref(), model) else {
         let response = native::forward_bytes(&state, parsed).await?;
         return Ok(gate::hold_until_done(response, admission));
