@@ -105,8 +105,8 @@ pub async fn decide(
     let mut tools = None;
     let mut strip_tools = false;
     if let Some(declared) = declared_tools {
-        let set =
-            ToolSet::from_request(declared).map_err(|e| ProxyError::BadRequest(e.to_string()))?;
+        let set = ToolSet::from_request_cached(declared)
+            .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
         let choice = ToolChoice::from_request(body.get("tool_choice"), &set)
             .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
         if choice == ToolChoice::None {

@@ -134,6 +134,22 @@ pub struct ToolSet {
 }
 
 impl ToolSet {
+    /// [`ToolSet::from_request`], remembered by content: clients resend the
+    /// same tools on every turn, and sanitizing many schemas is the costly
+    /// part of the rewrite. Errors are not cached.
+    pub fn from_request_cached(tools: &[Value]) -> Result<ToolSet, ToolError> {
+        static CACHE: std::sync::OnceLock<moka::sync::Cache<[u8; 32], ToolSet>> =
+            std::sync::OnceLock::new();
+        let cache = CACHE.get_or_init(|| moka::sync::Cache::new(1024));
+        let key = crate::validate::values_key(tools);
+        if let Some(set) = cache.get(&key) {
+            return Ok(set);
+        }
+        let set = ToolSet::from_request(tools)?;
+        cache.insert(key, set.clone());
+        Ok(set)
+    }
+
     /// Parse a request's `tools` array.
     ///
     /// Accepts Ollama's and OpenAI's `{"type":"function","function":{name,

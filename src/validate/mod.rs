@@ -51,6 +51,17 @@ impl std::fmt::Debug for Validators {
     }
 }
 
+/// [`schema_key`] of a JSON array of `values`, without building the array.
+pub fn values_key(values: &[Value]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"[");
+    h.update((values.len() as u64).to_le_bytes());
+    for v in values {
+        canonical(v, &mut h);
+    }
+    h.finalize().into()
+}
+
 /// SHA-256 of the canonical (sorted-key) JSON of `schema`.
 pub fn schema_key(schema: &Value) -> [u8; 32] {
     let mut h = Sha256::new();
