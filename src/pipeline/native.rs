@@ -176,23 +176,46 @@ async fn handle(state: AppState, req: Request, route: Route) -> Result<Response,
     }
     let delivery = delivery_for(&plan);
     let (upstream_body, expect) = prepare::prepare(route, body, plan)?;
-    let job = Job {
-        ctx: call_ctx(&state, &parsed.parts),
+    let admitted = Admitted {
+        parsed,
+        model: Some(model),
+        policy,
+        admission,
+    };
+    let job = job(&state, &admitted, route, upstream_body, expect, emulated);
+    let out = flows::run(job, delivery).await?;
+    Ok(gate::hold_until_done(
+        output::ndjson(out),
+        admitted.admission,
+    ))
+}
+
+/// The stages 6-9 job for an admitted, prepared request.
+pub fn job(
+    state: &AppState,
+    admitted: &Admitted,
+    route: Route,
+    body: Map<String, Value>,
+    expect: super::attempts::Expect,
+    emulated: Option<&'static str>,
+) -> Job {
+    let model = admitted.model.clone().unwrap_or_default();
+    let policy = &admitted.policy;
+    Job {
+        ctx: call_ctx(state, &admitted.parsed.parts),
         route,
-        body: upstream_body,
+        body,
         expect,
-        validate: model_policy.validate.clone(),
+        validate: policy.model(&model).validate.clone(),
         validators: state.validators.clone(),
         emulated,
         audit: policy.audit.path.as_ref().map(|_| flows::Audit {
             log: state.audit.clone(),
             policy: policy.audit.clone(),
-            principal: admission.principal_label(),
-            model: model.clone(),
+            principal: admitted.admission.principal_label(),
+            model,
         }),
-    };
-    let out = flows::run(job, delivery).await?;
-    Ok(gate::hold_until_done(output::ndjson(out), admission))
+    }
 }
 
 /// How the answer of a planned request is delivered.

@@ -18,8 +18,7 @@ use crate::{
 };
 
 use super::{
-    flows::{self, Job},
-    gate, native,
+    flows, gate, native,
     plan::{self, Route},
     prepare,
 };
@@ -71,25 +70,24 @@ async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
     }
     let delivery = native::delivery_for(&plan);
     let (upstream_body, expect) = prepare::prepare(Route::Chat, &translated.body, plan)?;
-    let job = Job {
-        ctx: native::call_ctx(&state, &parsed.parts),
-        route: Route::Chat,
-        body: upstream_body,
-        expect,
-        validate: model_policy.validate.clone(),
-        validators: state.validators.clone(),
-        emulated,
-        audit: policy.audit.path.as_ref().map(|_| flows::Audit {
-            log: state.audit.clone(),
-            policy: policy.audit.clone(),
-            principal: admission.principal_label(),
-            model: model.clone(),
-        }),
+    let admitted = native::Admitted {
+        parsed,
+        model: Some(model),
+        policy,
+        admission,
     };
+    let job = native::job(
+        &state,
+        &admitted,
+        Route::Chat,
+        upstream_body,
+        expect,
+        emulated,
+    );
     let out = flows::run(job, delivery).await?;
     let meta = response::Meta::new(&translated.model, translated.include_usage);
     Ok(gate::hold_until_done(
         response::render(meta, out),
-        admission,
+        admitted.admission,
     ))
 }
