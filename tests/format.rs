@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use augur::config::Config;
-use common::{Augur, client, pair, start_config, start_with};
+use common::{Augur, header, ndjson, pair, post, start_config, start_with};
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
 
@@ -30,25 +30,6 @@ fn chat(model: &str, format: Value, stream: bool) -> Value {
 
 fn generate(model: &str, format: Value, stream: bool) -> Value {
     json!({"model": model, "stream": stream, "format": format, "prompt": "Who?"})
-}
-
-async fn post(augur: &Augur, path: &str, body: &Value) -> reqwest::Response {
-    client()
-        .post(format!("{}{path}", augur.url))
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
-
-fn header<'a>(r: &'a reqwest::Response, name: &str) -> Option<&'a str> {
-    r.headers().get(name).map(|v| v.to_str().unwrap())
-}
-
-fn ndjson(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 /// The `data:` payloads of an SSE body, without `[DONE]`.

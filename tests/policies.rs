@@ -15,7 +15,7 @@ use std::{
 };
 
 use augur::config::Config;
-use common::{Augur, client, start_live};
+use common::{Augur, client, ndjson, start_live};
 use fake_ollama::FakeOllama;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -145,12 +145,6 @@ async fn error_text(r: reqwest::Response) -> String {
     let obj = v.as_object().unwrap();
     assert_eq!(obj.len(), 1, "{v}");
     obj["error"].as_str().unwrap().to_string()
-}
-
-fn ndjson(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// Tokens the answer reports (what a token budget is charged).

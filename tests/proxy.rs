@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{client, pair, scrub_times, start_with};
+use common::{client, pair, post, scrub_times, start_with};
 use fake_ollama::FakeOllama;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -24,12 +24,7 @@ async fn streamed_chat_is_identical_to_going_direct() {
         .unwrap();
     let direct_ct = direct.headers()["content-type"].clone();
     let direct_text = direct.text().await.unwrap();
-    let via = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let via = post(&augur, "/api/chat", &body).await;
     assert_eq!(via.status(), 200);
     assert_eq!(via.headers()["content-type"], direct_ct);
     assert!(via.headers().contains_key("x-request-id"));
@@ -70,15 +65,7 @@ async fn non_streaming_bodies_and_metadata_routes_pass_through() {
         .text()
         .await
         .unwrap();
-    let v = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let v = post(&augur, "/api/chat", &body).await.text().await.unwrap();
     assert!(!v.ends_with('\n'));
     assert_eq!(scrub_times(&v), scrub_times(&d));
 }
@@ -128,12 +115,7 @@ async fn delete_with_a_json_body_and_unknown_paths_are_forwarded() {
 async fn client_disconnect_cancels_the_upstream_stream() {
     let (fake, augur) = pair().await;
     let body = json!({"model": "slow-stream", "messages": [{"role": "user", "content": "hi"}]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     let mut stream = r.bytes_stream();
     let first = stream.next().await.unwrap().unwrap();
     assert!(first.starts_with(b"{"));
@@ -191,12 +173,7 @@ async fn slow_first_byte_is_504() {
     })
     .await;
     let body = json!({"model": "slow-first-byte", "messages": [{"role": "user", "content": "hi"}]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 504);
     let v: Value = r.json().await.unwrap();
     assert!(v["error"].as_str().unwrap().contains("timed out"));
@@ -206,15 +183,7 @@ async fn slow_first_byte_is_504() {
 async fn a_cut_stream_ends_with_an_error_line() {
     let (_fake, augur) = pair().await;
     let body = json!({"model": "stream-cut", "messages": [{"role": "user", "content": "hi"}]});
-    let text = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = post(&augur, "/api/chat", &body).await.text().await.unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() >= 2, "{text}");
     for line in &lines {

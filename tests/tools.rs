@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{client, pair, start_with};
+use common::{client, ndjson, pair, post, start_with};
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
 
@@ -21,12 +21,6 @@ fn weather_tool() -> Value {
     }})
 }
 
-fn ndjson(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[tokio::test]
 async fn a_tool_call_comes_back_as_ollamas_tool_calls() {
     let (fake, augur) = pair().await;
@@ -36,12 +30,7 @@ async fn a_tool_call_comes_back_as_ollamas_tool_calls() {
         "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": reply}],
         "tools": [weather_tool()]
     });
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 200);
     let v: Value = r.json().await.unwrap();
     let msg = &v["message"];
@@ -75,12 +64,7 @@ async fn streamed_calls_follow_ollamas_chunk_sequence() {
     let (_fake, augur) = pair().await;
     let reply = r#"{"tool_call":{"name":"get_weather","arguments":{"city":"Paris","days":2}}}"#;
     let body = json!({"model": "tool-json", "messages": [{"role": "user", "content": reply}], "tools": [weather_tool()]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.headers()["content-type"], "application/x-ndjson");
     let chunks = ndjson(&r.text().await.unwrap());
     assert_eq!(chunks.len(), 2, "{chunks:?}");
@@ -98,12 +82,7 @@ async fn streamed_calls_follow_ollamas_chunk_sequence() {
 
     // The native sequence from a tool-capable model has the same shape.
     let native = json!({"model": "llama3.2", "messages": [{"role": "user", "content": "x"}], "tools": [weather_tool()]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&native)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &native).await;
     let native_chunks = ndjson(&r.text().await.unwrap());
     let shape = |c: &Value| {
         let mut keys: Vec<String> = c["message"].as_object().unwrap().keys().cloned().collect();
@@ -121,15 +100,7 @@ async fn a_plain_answer_streams_token_by_token() {
     let (_fake, augur) = pair().await;
     let reply = r#"{"response":"Hello there, it is sunny in Paris today."}"#;
     let body = json!({"model": "tool-json", "messages": [{"role": "user", "content": reply}], "tools": [weather_tool()]});
-    let text = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = post(&augur, "/api/chat", &body).await.text().await.unwrap();
     let chunks = ndjson(&text);
     assert!(
         chunks.len() > 4,
@@ -158,12 +129,7 @@ async fn invalid_arguments_are_retried_with_feedback() {
         .await;
     let augur = start_with(&fake.url(), |_| {}).await;
     let body = json!({"model": "scripted", "stream": false, "messages": [{"role": "user", "content": "weather?"}], "tools": [weather_tool()]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["x-augur-attempts"], "2");
     let v: Value = r.json().await.unwrap();
@@ -193,12 +159,7 @@ async fn still_invalid_after_the_last_attempt_is_422_naming_the_tool() {
         .await;
     let augur = start_with(&fake.url(), |_| {}).await;
     let body = json!({"model": "scripted", "stream": false, "messages": [{"role": "user", "content": "weather?"}], "tools": [weather_tool()]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 422);
     let v: Value = r.json().await.unwrap();
     let err = v["error"].as_str().unwrap();
@@ -213,12 +174,7 @@ async fn coercible_arguments_are_repaired_and_reported() {
     let reply = r#"{"tool_call":{"name":"get_weather","arguments":{"city":"Paris","days":"4"}}}"#;
     let (_fake, augur) = pair().await;
     let body = json!({"model": "tool-json", "stream": false, "messages": [{"role": "user", "content": reply}], "tools": [weather_tool()]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 200);
     assert!(r.headers().contains_key("x-augur-repaired"));
     let v: Value = r.json().await.unwrap();
@@ -232,23 +188,13 @@ async fn coercible_arguments_are_repaired_and_reported() {
 async fn tool_choice_none_strips_tools_and_required_forbids_an_answer() {
     let (fake, augur) = pair().await;
     let body = json!({"model": "gemma3", "stream": false, "messages": [{"role": "user", "content": "hi"}], "tools": [weather_tool()], "tool_choice": "none"});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 200);
     let sent = fake.last_json("/api/chat").unwrap();
     assert!(sent.get("tools").is_none() && sent.get("format").is_none());
 
     let body = json!({"model": "gemma3", "stream": false, "messages": [{"role": "user", "content": "hi"}], "tools": [weather_tool()], "tool_choice": "required"});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 200);
     let sent = fake.last_json("/api/chat").unwrap();
     assert!(
@@ -263,12 +209,7 @@ async fn tool_choice_none_strips_tools_and_required_forbids_an_answer() {
     );
 
     let body = json!({"model": "gemma3", "messages": [{"role": "user", "content": "hi"}], "tools": [weather_tool()], "tool_choice": {"type": "function", "function": {"name": "nope"}}});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 400);
 }
 
@@ -296,12 +237,7 @@ async fn history_with_calls_and_results_is_rewritten_as_text() {
         {"role": "tool", "tool_name": "get_weather", "content": "{\"temp\": 21}"},
         {"role": "user", "content": "and so?"}
     ]});
-    let r = client()
-        .post(format!("{}/api/chat", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/api/chat", &body).await;
     assert_eq!(r.status(), 200);
     let sent = fake.last_json("/api/chat").unwrap();
     let messages = sent["messages"].as_array().unwrap();
@@ -315,12 +251,7 @@ async fn openai_clients_get_openai_tool_calls() {
     let (_fake, augur) = pair().await;
     let reply = r#"{"tool_call":{"name":"get_weather","arguments":{"city":"Oslo"}}}"#;
     let body = json!({"model": "tool-json", "messages": [{"role": "user", "content": reply}], "tools": [weather_tool()]});
-    let r = client()
-        .post(format!("{}/v1/chat/completions", augur.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/v1/chat/completions", &body).await;
     assert_eq!(r.status(), 200);
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["object"], "chat.completion");
@@ -331,12 +262,7 @@ async fn openai_clients_get_openai_tool_calls() {
 
     let mut streaming = body.clone();
     streaming["stream"] = json!(true);
-    let r = client()
-        .post(format!("{}/v1/chat/completions", augur.url))
-        .json(&streaming)
-        .send()
-        .await
-        .unwrap();
+    let r = post(&augur, "/v1/chat/completions", &streaming).await;
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     let text = r.text().await.unwrap();
     assert!(text.ends_with("data: [DONE]\n\n"), "{text}");

@@ -160,3 +160,25 @@ fn scrub_durations(text: &str) -> String {
 pub fn write_policy(dir: &Path, name: &str, yaml: &str) {
     std::fs::write(dir.join(name), yaml).unwrap();
 }
+
+/// POST `body` as JSON to augur's `path`.
+pub async fn post(augur: &Augur, path: &str, body: &serde_json::Value) -> reqwest::Response {
+    client()
+        .post(format!("{}{path}", augur.url))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A response header as text.
+pub fn header<'a>(r: &'a reqwest::Response, name: &str) -> Option<&'a str> {
+    r.headers().get(name).map(|v| v.to_str().unwrap())
+}
+
+/// The lines of an NDJSON body, each parsed.
+pub fn ndjson(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
