@@ -3,14 +3,14 @@
 //! Layers on the proxy router, outermost first (each `.layer()` wraps what
 //! was added before it, so the last one added runs first):
 //!
-//! 1. [`crate::telemetry::layer`]: request id, timing, access log, metrics;
+//! 1. [`crate::telemetry::TelemetryLayer`]: request id, timing, access log, metrics;
 //!    adds `Arc<Timing>` to the request extensions.
 //! 2. The routes: the body-aware pipeline for chat/generate/show/tags and
 //!    [`crate::passthrough::handle`] for everything else.
 
 use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
-use axum::{Router, extract::ConnectInfo, middleware};
+use axum::{Router, extract::ConnectInfo};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{conn::auto, graceful::GracefulShutdown},
@@ -150,7 +150,7 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(passthrough::handle)
         .with_state(state)
-        .layer(middleware::from_fn(crate::telemetry::layer))
+        .layer(crate::telemetry::TelemetryLayer)
 }
 
 /// Serve `app` on `listener` until `shutdown` turns true, then stop
@@ -249,17 +249,12 @@ pub async fn serve_workers(
         let shutdown = shutdown.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         std::thread::Builder::new()
-            .name(format!("augur-main-{i}"))
+            .name(format!("augur-worker-{i}"))
             .spawn(move || {
-                // One scheduler thread per worker. The multi-thread
-                // scheduler (with one thread) rather than the current-thread
-                // one, for its LIFO slot: a task woken by the task running
-                // now (upstream connection → request → client connection)
-                // runs next instead of behind every other ready task, which
-                // keeps first bytes fast with thousands of open streams.
-                let runtime = match tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .thread_name(format!("augur-worker-{i}"))
+                // A single-threaded event loop per worker: a request and
+                // the upstream connection it drives are one task, so
+                // nothing is handed between threads or tasks.
+                let runtime = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                 {
@@ -269,9 +264,6 @@ pub async fn serve_workers(
                         return;
                     }
                 };
-                // The accept loop runs on this thread, the connections on
-                // the runtime's scheduler thread: a burst of new connections
-                // is accepted while earlier requests are being served.
                 runtime.block_on(async move {
                     match TcpListener::from_std(std_listener) {
                         Ok(listener) => {

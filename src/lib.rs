@@ -9,7 +9,7 @@
 //! 3 rate limit   limits              per principal / model / tokens / concurrency
 //! 4 normalize    format, schema      `format` values fixed, schemas made grammar-safe
 //! 5 emulate      tools               `tools` -> constrained `format` + instruction
-//! 6 forward      upstream            hyper-util client, bytes untouched
+//! 6 forward      upstream            hyper HTTP/1.1 client, bytes untouched
 //! 7 validate     validate            jsonschema check, repair, bounded retry
 //! 8 synthesize   tools::synthesize   model JSON -> `message.tool_calls`
 //! 9 stream back  pipeline::stream    NDJSON / SSE, one line flushed at a time

@@ -1,6 +1,7 @@
-//! Forwarding to Ollama with the hyper-util client: bytes through untouched
-//! (no redirects, no decompression, no header rewriting beyond what a
-//! reverse proxy must do).
+//! Forwarding to Ollama with hyper's HTTP/1.1 client: bytes through
+//! untouched (no redirects, no decompression, no header rewriting beyond
+//! what a reverse proxy must do). Connections are kept alive in a
+//! [`pool::Pool`] and driven by the request using them.
 //!
 //! What this module changes on the way up: `Host` becomes the upstream's
 //! (Ollama answers 403 to a non-local Host when it listens on loopback),
@@ -10,30 +11,34 @@
 //! fails mid-way ends the client's stream with an `{"error": ...}` line
 //! instead of a silent truncation.
 
+mod guard;
+mod pool;
+
 use std::{
     net::IpAddr,
-    pin::Pin,
     sync::Arc,
-    task::{Context, Poll},
     time::{Duration, Instant},
 };
 
 use axum::body::Body;
-use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Response, Uri, header};
-use http_body::{Body as HttpBody, Frame, SizeHint};
-use hyper_util::{
-    client::legacy::{Client, connect::HttpConnector},
-    rt::{TokioExecutor, TokioTimer},
-};
 
 use crate::{error::ProxyError, telemetry::Timing};
+use guard::{GuardedBody, State, Terminator};
+use pool::{Pool, SendError};
+
+/// Idle upstream connections kept per pool.
+const MAX_IDLE: usize = 1024;
+/// How long an idle upstream connection is kept.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The forwarding client and where it forwards to.
 #[derive(Clone)]
 pub struct Upstream {
-    client: Client<HttpConnector, Body>,
+    pool: Pool,
     base: Uri,
+    /// The base URL's path without its trailing `/` (often empty).
+    prefix: String,
     authority: HeaderValue,
     first_byte_timeout: Duration,
     idle_timeout: Duration,
@@ -53,25 +58,27 @@ impl Upstream {
         first_byte_timeout: Duration,
         idle_timeout: Duration,
     ) -> Result<Self, ProxyError> {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(connect_timeout));
-        connector.enforce_http(true);
-        let client = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .pool_max_idle_per_host(1024)
-            .build(connector);
-        let authority = base
+        if base.scheme_str().is_some_and(|s| s != "http") {
+            return Err(ProxyError::Internal(
+                "the upstream URL must be http://".into(),
+            ));
+        }
+        let host_port = base
             .authority()
-            .map(|a| a.as_str().to_string())
             .ok_or_else(|| ProxyError::Internal("upstream URL has no host".into()))?;
-        let authority = HeaderValue::from_str(&authority)
+        let authority = HeaderValue::from_str(host_port.as_str())
             .map_err(|e| ProxyError::Internal(format!("upstream host: {e}")))?;
+        let addr = format!(
+            "{}:{}",
+            host_port.host(),
+            host_port.port_u16().unwrap_or(80)
+        );
+        let pool = Pool::new(addr, connect_timeout, POOL_IDLE_TIMEOUT, MAX_IDLE);
+        let prefix = base.path().trim_end_matches('/').to_string();
         Ok(Self {
-            client,
+            pool,
             base,
+            prefix,
             authority,
             first_byte_timeout,
             idle_timeout,
@@ -103,25 +110,19 @@ impl Upstream {
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
-        let path_and_query = req
-            .uri()
-            .path_and_query()
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_else(|| "/".to_string());
-        *req.uri_mut() = self.uri_for(&path_and_query)?;
+        *req.uri_mut() = self.origin_form(req.uri())?;
         *req.version_mut() = http::Version::HTTP_11;
         prepare_request_headers(req.headers_mut(), &self.authority, client);
 
         let started = Instant::now();
-        let sent = tokio::time::timeout(self.first_byte_timeout, self.client.request(req)).await;
+        let sent = tokio::time::timeout(self.first_byte_timeout, self.send(req)).await;
         let response = match sent {
             Err(_) => {
                 return Err(ProxyError::UpstreamTimeout(
                     self.first_byte_timeout.as_millis(),
                 ));
             }
-            Ok(Err(e)) => return Err(classify_client_error(&e)),
-            Ok(Ok(response)) => response,
+            Ok(result) => result?,
         };
         if let Some(t) = &timing {
             t.upstream_headers(started.elapsed());
@@ -130,7 +131,7 @@ impl Upstream {
         strip_hop_by_hop(&mut parts.headers);
         let terminator = Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE));
         let body = GuardedBody {
-            inner: Body::new(incoming),
+            inner: incoming,
             terminator,
             idle_timeout: self.idle_timeout,
             sleep: None,
@@ -142,20 +143,48 @@ impl Upstream {
     }
 }
 
-/// Map a hyper-util client error to 502/504.
-fn classify_client_error(e: &hyper_util::client::legacy::Error) -> ProxyError {
+impl Upstream {
+    /// The request target sent upstream: the base path, then the client's
+    /// path and query (origin form, as an HTTP/1.1 client sends it).
+    fn origin_form(&self, uri: &Uri) -> Result<Uri, ProxyError> {
+        let path_and_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        if self.prefix.is_empty()
+            && let Some(pq) = uri.path_and_query()
+        {
+            return Ok(Uri::from(pq.clone()));
+        }
+        format!("{}{path_and_query}", self.prefix)
+            .parse()
+            .map_err(|e| ProxyError::BadRequest(format!("invalid request path: {e}")))
+    }
+
+    /// Send on a pooled connection. A request that never reached a reused
+    /// connection (the upstream had just closed it) is sent again on a
+    /// new one.
+    async fn send(&self, req: Request<Body>) -> Result<Response<pool::DrivenBody>, ProxyError> {
+        let lease = self.pool.checkout().await?;
+        let fresh = lease.fresh;
+        match lease.send(req).await {
+            Ok(response) => Ok(response),
+            Err(SendError {
+                request: Some(req), ..
+            }) if !fresh => {
+                let lease = self.pool.connect().await?;
+                lease.send(req).await.map_err(|e| describe(&e.error))
+            }
+            Err(e) => Err(describe(&e.error)),
+        }
+    }
+}
+
+/// A client error as a 502, with its causes.
+fn describe(e: &hyper::Error) -> ProxyError {
     use std::error::Error as _;
     let mut detail = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
         detail = format!("{detail}: {s}");
         source = s.source();
-    }
-    if e.is_connect() {
-        if detail.contains("timed out") || detail.contains("timeout") {
-            return ProxyError::UpstreamTimeout(0);
-        }
-        return ProxyError::UpstreamUnavailable(detail);
     }
     ProxyError::UpstreamUnavailable(detail)
 }
@@ -206,143 +235,6 @@ fn prepare_request_headers(
         if !headers.contains_key("x-forwarded-proto") {
             headers.insert("x-forwarded-proto", HeaderValue::from_static("http"));
         }
-    }
-}
-
-/// How a failed body is reported to the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Terminator {
-    /// `{"error": "..."}\n` (what Ollama sends mid-stream).
-    Ndjson,
-    /// `data: {"error": {...}}\n\n` (OpenAI-style streams).
-    Sse,
-    /// Nothing can be appended: abort the connection.
-    None,
-}
-
-impl Terminator {
-    fn for_content_type(ct: Option<&HeaderValue>) -> Self {
-        let ct = ct.and_then(|v| v.to_str().ok()).unwrap_or("");
-        if ct.starts_with("application/x-ndjson") {
-            Terminator::Ndjson
-        } else if ct.starts_with("text/event-stream") {
-            Terminator::Sse
-        } else {
-            Terminator::None
-        }
-    }
-
-    fn line(self, message: &str) -> Option<Bytes> {
-        match self {
-            Terminator::Ndjson => Some(crate::error::error_line(message)),
-            Terminator::Sse => {
-                let body = crate::error::error_body(
-                    http::StatusCode::BAD_GATEWAY,
-                    message,
-                    crate::error::Flavor::OpenAi,
-                );
-                Some(Bytes::from(format!("data: {body}\n\n")))
-            }
-            Terminator::None => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Streaming,
-    Done,
-}
-
-pin_project_lite::pin_project! {
-    /// The upstream body, passed through frame by frame, plus: an idle
-    /// timeout between frames, an error line instead of a silent cut, and
-    /// upstream timing.
-    struct GuardedBody {
-        #[pin]
-        inner: Body,
-        terminator: Terminator,
-        idle_timeout: Duration,
-        sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-        state: State,
-        timing: Option<Arc<Timing>>,
-        started: Instant,
-    }
-}
-
-impl HttpBody for GuardedBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let this = self.project();
-        if *this.state == State::Done {
-            return Poll::Ready(None);
-        }
-        match this.inner.poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => {
-                *this.sleep = None;
-                Poll::Ready(Some(Ok(frame)))
-            }
-            Poll::Ready(None) => {
-                *this.state = State::Done;
-                if let Some(t) = this.timing.as_ref() {
-                    t.upstream_done(this.started.elapsed());
-                }
-                Poll::Ready(None)
-            }
-            Poll::Ready(Some(Err(e))) => {
-                *this.state = State::Done;
-                if let Some(t) = this.timing.as_ref() {
-                    t.upstream_done(this.started.elapsed());
-                }
-                tracing::warn!(error = %e, "upstream body failed mid-stream");
-                metrics::counter!("augur_upstream_stream_errors_total").increment(1);
-                finish_with(
-                    *this.terminator,
-                    "upstream connection closed before the response was complete",
-                    e,
-                )
-            }
-            Poll::Pending => {
-                let idle = *this.idle_timeout;
-                let sleep = this
-                    .sleep
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
-                match sleep.as_mut().poll(cx) {
-                    Poll::Ready(()) => {
-                        *this.state = State::Done;
-                        let msg = format!("upstream stalled for {} ms", idle.as_millis());
-                        finish_with(*this.terminator, &msg, axum::Error::new(msg.clone()))
-                    }
-                    Poll::Pending => Poll::Pending,
-                }
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.state == State::Done || self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-use std::future::Future as _;
-
-fn finish_with(
-    terminator: Terminator,
-    message: &str,
-    error: axum::Error,
-) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-    match terminator.line(message) {
-        Some(line) => Poll::Ready(Some(Ok(Frame::data(line)))),
-        None => Poll::Ready(Some(Err(error))),
     }
 }
 

@@ -1,0 +1,302 @@
+//! The telemetry service around every proxied request.
+//!
+//! It assigns `X-Request-Id` (the client's own if sent), puts the request's
+//! [`Timing`] in its extensions, and wraps the response body so that when
+//! the last byte has been handed to the connection (or the client went
+//! away) one access log line is written and the request metrics recorded.
+//! A tower layer with its own future rather than a boxed middleware
+//! function: it runs on every request.
+
+use std::{
+    convert::Infallible,
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+    time::Instant,
+};
+
+use axum::{body::Body, extract::Request, response::Response};
+use bytes::Bytes;
+use http::HeaderValue;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+
+use super::{REQUEST_ID, Timing, route_label};
+
+/// Wraps a service in [`Telemetry`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TelemetryLayer;
+
+impl<S> tower::Layer<S> for TelemetryLayer {
+    type Service = Telemetry<S>;
+
+    fn layer(&self, inner: S) -> Telemetry<S> {
+        Telemetry { inner }
+    }
+}
+
+/// Request id, timing, access log and request metrics around `S`.
+#[derive(Debug, Clone)]
+pub struct Telemetry<S> {
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for Telemetry<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = TelemetryFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let started = Instant::now();
+        let id = req
+            .headers()
+            .get(&REQUEST_ID)
+            .filter(|v| !v.is_empty() && v.len() <= 200)
+            .cloned()
+            .unwrap_or_else(new_request_id);
+        req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
+        let timing = Arc::new(Timing::default());
+        req.extensions_mut().insert(timing.clone());
+        let finish = Finish {
+            started,
+            timing,
+            method: req.method().clone(),
+            route: route_label(req.uri().path()),
+            status: 0,
+            request_id: id,
+        };
+        TelemetryFuture {
+            inner: self.inner.call(req),
+            finish: Some(finish),
+        }
+    }
+}
+
+fn new_request_id() -> HeaderValue {
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+    HeaderValue::from_str(text).unwrap_or(HeaderValue::from_static("-"))
+}
+
+pin_project_lite::pin_project! {
+    /// The inner service's response, with the request id added and the
+    /// body observed.
+    pub struct TelemetryFuture<F> {
+        #[pin]
+        inner: F,
+        finish: Option<Finish>,
+    }
+}
+
+impl<F> Future for TelemetryFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let response = match this.inner.poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(response)) => response,
+            Poll::Ready(Err(never)) => match never {},
+        };
+        let Some(mut finish) = this.finish.take() else {
+            return Poll::Ready(Ok(response));
+        };
+        let (mut parts, body) = response.into_parts();
+        parts
+            .headers
+            .insert(REQUEST_ID.clone(), finish.request_id.clone());
+        finish.status = parts.status.as_u16();
+        let streaming = parts
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| {
+                ct.starts_with("application/x-ndjson") || ct.starts_with("text/event-stream")
+            });
+        if streaming {
+            metrics::gauge!("augur_streams_in_flight").increment(1.0);
+        }
+        let body = ObservedBody {
+            inner: body,
+            finish: Some(finish),
+            streaming,
+        };
+        Poll::Ready(Ok(Response::from_parts(parts, Body::new(body))))
+    }
+}
+
+struct Finish {
+    started: Instant,
+    timing: Arc<Timing>,
+    method: http::Method,
+    route: &'static str,
+    status: u16,
+    request_id: HeaderValue,
+}
+
+/// Metric handles of one (route, status), registered once per worker
+/// thread instead of being looked up by name and labels per request.
+#[derive(Clone)]
+struct RouteMetrics {
+    requests: metrics::Counter,
+    duration: metrics::Histogram,
+    upstream: metrics::Histogram,
+    overhead: metrics::Histogram,
+}
+
+thread_local! {
+    static ROUTE_METRICS: std::cell::RefCell<std::collections::HashMap<(&'static str, u16), RouteMetrics>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn route_metrics(route: &'static str, status: u16) -> RouteMetrics {
+    ROUTE_METRICS.with(|cache| {
+        cache
+            .borrow_mut()
+            .entry((route, status))
+            .or_insert_with(|| RouteMetrics {
+                requests: metrics::counter!("augur_requests_total", "route" => route, "status" => status.to_string()),
+                duration: metrics::histogram!("augur_request_duration_seconds", "route" => route),
+                upstream: metrics::histogram!("augur_upstream_duration_seconds", "route" => route),
+                overhead: metrics::histogram!("augur_overhead_seconds", "route" => route),
+            })
+            .clone()
+    })
+}
+
+impl Finish {
+    fn record(self, outcome: &'static str) {
+        let total = self.started.elapsed();
+        let upstream = self.timing.upstream();
+        let overhead = total.saturating_sub(upstream);
+        let m = route_metrics(self.route, self.status);
+        m.requests.increment(1);
+        m.duration.record(total.as_secs_f64());
+        if !upstream.is_zero() {
+            m.upstream.record(upstream.as_secs_f64());
+        }
+        m.overhead.record(overhead.as_secs_f64());
+        if !tracing::enabled!(target: "augur::access", tracing::Level::INFO) {
+            return;
+        }
+        let labels = self.timing.labels();
+        tracing::info!(
+            target: "augur::access",
+            request_id = self.request_id.to_str().unwrap_or("-"),
+            method = %self.method,
+            route = self.route,
+            status = self.status,
+            model = labels.model.as_deref().unwrap_or("-"),
+            principal = labels.principal.as_deref().unwrap_or("-"),
+            note = labels.note.unwrap_or("-"),
+            outcome,
+            total_ms = total.as_secs_f64() * 1000.0,
+            upstream_ms = upstream.as_secs_f64() * 1000.0,
+            overhead_ms = overhead.as_secs_f64() * 1000.0,
+            "request"
+        );
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The response body, observed: logs and records metrics when the last
+    /// byte has been handed to the connection (or the client went away).
+    struct ObservedBody {
+        #[pin]
+        inner: Body,
+        finish: Option<Finish>,
+        streaming: bool,
+    }
+
+    impl PinnedDrop for ObservedBody {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if let Some(finish) = this.finish.take() {
+                if *this.streaming {
+                    metrics::gauge!("augur_streams_in_flight").decrement(1.0);
+                }
+                let outcome = if this.inner.is_end_stream() { "complete" } else { "client_closed" };
+                finish.record(outcome);
+            }
+        }
+    }
+}
+
+impl HttpBody for ObservedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.project();
+        let polled = this.inner.poll_frame(cx);
+        let ended = match &polled {
+            Poll::Ready(None) => Some("complete"),
+            Poll::Ready(Some(Err(_))) => Some("error"),
+            _ => None,
+        };
+        // Take the record only once the body has ended: taking it on every
+        // poll would drop it, unrecorded, at the first data frame.
+        if let Some(outcome) = ended
+            && let Some(finish) = this.finish.take()
+        {
+            if *this.streaming {
+                metrics::gauge!("augur_streams_in_flight").decrement(1.0);
+            }
+            finish.record(outcome);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The access log record survives data frames and is written when the
+    /// body ends.
+    #[tokio::test]
+    async fn the_record_is_kept_until_the_body_ends() {
+        use http_body_util::BodyExt;
+
+        let chunks = futures_util::stream::iter(["a", "b"].map(Ok::<_, std::io::Error>));
+        let mut body = Box::pin(ObservedBody {
+            inner: Body::from_stream(chunks),
+            finish: Some(Finish {
+                started: Instant::now(),
+                timing: Arc::default(),
+                method: http::Method::POST,
+                route: "/api/chat",
+                status: 200,
+                request_id: HeaderValue::from_static("-"),
+            }),
+            streaming: true,
+        });
+        for _ in 0..2 {
+            assert!(body.frame().await.unwrap().unwrap().is_data());
+            assert!(body.finish.is_some(), "recorded before the end");
+        }
+        assert!(body.frame().await.is_none());
+        assert!(body.finish.is_none(), "recorded at the end");
+    }
+}

@@ -1,0 +1,156 @@
+//! Request ids, the access log line and request metrics.
+//!
+//! [`TelemetryLayer`] wraps every proxied request: it assigns `X-Request-Id` (the
+//! client's own if sent), and when the response body has been fully sent it
+//! writes one log line and records `augur_requests_total`,
+//! `augur_request_duration_seconds`, `augur_upstream_duration_seconds` and
+//! `augur_overhead_seconds` (total minus time waiting on the upstream).
+
+mod layer;
+
+pub use layer::{Telemetry, TelemetryLayer};
+
+use std::{
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use http::header::HeaderName;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// `X-Request-Id`.
+pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Install the Prometheus recorder; returns the handle `/metrics` renders.
+pub fn install_metrics() -> Result<PrometheusHandle, String> {
+    let buckets = [
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+        5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+    ];
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".to_string()), &buckets)
+        .map_err(|e| e.to_string())?
+        .install_recorder()
+        .map_err(|e| e.to_string())
+}
+
+/// Per-request timing and labels, shared between the stages of one request.
+#[derive(Debug, Default)]
+pub struct Timing {
+    upstream_headers_ns: AtomicU64,
+    upstream_total_ns: AtomicU64,
+    labels: Mutex<Labels>,
+}
+
+/// What the access log knows about a request beyond method and path.
+#[derive(Debug, Default, Clone)]
+pub struct Labels {
+    pub model: Option<String>,
+    pub principal: Option<String>,
+    pub note: Option<&'static str>,
+}
+
+impl Timing {
+    /// Upstream response headers arrived after `d`.
+    pub fn upstream_headers(&self, d: Duration) {
+        self.upstream_headers_ns
+            .store(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// The upstream body ended after `d` (cumulative over retries).
+    pub fn upstream_done(&self, d: Duration) {
+        self.upstream_total_ns
+            .fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Record the model a request is for.
+    pub fn set_model(&self, model: &str) {
+        if let Ok(mut l) = self.labels.lock() {
+            l.model = Some(model.to_string());
+        }
+    }
+
+    /// Record who sent the request (an API key id or "anonymous").
+    pub fn set_principal(&self, principal: &str) {
+        if let Ok(mut l) = self.labels.lock() {
+            l.principal = Some(principal.to_string());
+        }
+    }
+
+    /// Record what augur did to the request (e.g. "emulated_tools").
+    pub fn set_note(&self, note: &'static str) {
+        if let Ok(mut l) = self.labels.lock() {
+            l.note = Some(note);
+        }
+    }
+
+    fn upstream(&self) -> Duration {
+        let total = self.upstream_total_ns.load(Ordering::Relaxed);
+        let headers = self.upstream_headers_ns.load(Ordering::Relaxed);
+        Duration::from_nanos(total.max(headers))
+    }
+
+    fn labels(&self) -> Labels {
+        self.labels.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+/// A low-cardinality route label for a path.
+pub fn route_label(path: &str) -> &'static str {
+    const KNOWN: [&str; 28] = [
+        "/",
+        "/api/version",
+        "/api/status",
+        "/api/tags",
+        "/api/ps",
+        "/api/show",
+        "/api/chat",
+        "/api/generate",
+        "/api/embed",
+        "/api/embeddings",
+        "/api/pull",
+        "/api/push",
+        "/api/create",
+        "/api/copy",
+        "/api/delete",
+        "/api/me",
+        "/api/signout",
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/v1/embeddings",
+        "/v1/models",
+        "/v1/responses",
+        "/v1/messages",
+        "/v1/audio/transcriptions",
+        "/api/experimental/web_search",
+        "/api/experimental/web_fetch",
+        "/api/experimental/model-recommendations",
+        "/api/blobs/:digest",
+    ];
+    if let Some(k) = KNOWN.iter().find(|k| **k == path) {
+        return k;
+    }
+    if path.starts_with("/api/blobs/") {
+        "/api/blobs/:digest"
+    } else if path.starts_with("/v1/models/") {
+        "/v1/models/:model"
+    } else {
+        "other"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_have_low_cardinality_labels() {
+        assert_eq!(route_label("/api/chat"), "/api/chat");
+        assert_eq!(route_label("/api/blobs/sha256:abc"), "/api/blobs/:digest");
+        assert_eq!(route_label("/v1/models/llama3"), "/v1/models/:model");
+        assert_eq!(route_label("/some/new/endpoint"), "other");
+    }
+}

@@ -1,0 +1,380 @@
+//! Kept-alive HTTP/1.1 connections to the upstream, each driven by the
+//! request that is using it.
+//!
+//! A hyper client connection is a future that performs the connection's
+//! I/O. hyper-util's pooled client spawns that future as a task of its own
+//! and hands the response to the request through a one-slot channel, so
+//! each chunk of an NDJSON stream costs a task hand-off and its own write
+//! to the client. Here the request's task polls the connection itself:
+//! while the request is sent, while the response head is awaited, and from
+//! the response body. Chunks that reach augur together leave together, in
+//! one write, and every chunk is still flushed as soon as nothing more has
+//! arrived, as a line-by-line stream needs.
+//!
+//! A connection goes back to the pool only once its response has ended
+//! cleanly. A response dropped early (the client went away) closes its
+//! connection, which is what tells Ollama to stop generating.
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::{Arc, Mutex},
+    task::{Context, Poll},
+    time::{Duration, Instant},
+};
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use hyper::{body::Incoming, client::conn::http1};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use crate::error::ProxyError;
+
+type Conn = http1::Connection<TokioIo<TcpStream>, Body>;
+
+/// Idle connections to one upstream address.
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    idle: Mutex<Vec<Idle>>,
+    addr: String,
+    connect_timeout: Duration,
+    idle_timeout: Duration,
+    max_idle: usize,
+}
+
+struct Idle {
+    lease: Lease,
+    since: Instant,
+}
+
+/// One connection, held by one request at a time.
+pub struct Lease {
+    sender: http1::SendRequest<Body>,
+    /// `None` once the connection has closed.
+    conn: Option<Conn>,
+    pool: Pool,
+    /// Opened for this request rather than taken from the pool.
+    pub fresh: bool,
+}
+
+/// Why a request could not be sent; `request` is given back when it never
+/// reached the connection, so it can be retried on another one.
+pub struct SendError {
+    pub error: hyper::Error,
+    pub request: Option<Request<Body>>,
+}
+
+impl Pool {
+    /// A pool for `addr` (`host:port`), keeping at most `max_idle`
+    /// connections for at most `idle_timeout` each.
+    pub fn new(
+        addr: String,
+        connect_timeout: Duration,
+        idle_timeout: Duration,
+        max_idle: usize,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                idle: Mutex::new(Vec::new()),
+                addr,
+                connect_timeout,
+                idle_timeout,
+                max_idle,
+            }),
+        }
+    }
+
+    /// A connection ready for a request: the most recently used idle one
+    /// that is still open, or a new one.
+    pub async fn checkout(&self) -> Result<Lease, ProxyError> {
+        while let Some(idle) = self.take_idle() {
+            if idle.since.elapsed() >= self.inner.idle_timeout {
+                continue;
+            }
+            let mut lease = idle.lease;
+            if std::future::poll_fn(|cx| Poll::Ready(lease.poll_reusable(cx))).await {
+                return Ok(lease);
+            }
+        }
+        self.connect().await
+    }
+
+    /// A new connection.
+    pub async fn connect(&self) -> Result<Lease, ProxyError> {
+        let addr = self.inner.addr.as_str();
+        let stream = match tokio::time::timeout(
+            self.inner.connect_timeout,
+            TcpStream::connect(addr),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(ProxyError::UpstreamTimeout(
+                    self.inner.connect_timeout.as_millis(),
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(ProxyError::UpstreamUnavailable(format!(
+                    "cannot connect to the upstream at {addr}: {e}"
+                )));
+            }
+            Ok(Ok(stream)) => stream,
+        };
+        let _ = stream.set_nodelay(true);
+        let (sender, conn) = http1::Builder::new()
+            .handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| {
+                ProxyError::UpstreamUnavailable(format!("upstream handshake failed: {e}"))
+            })?;
+        metrics::counter!("augur_upstream_connections_opened_total").increment(1);
+        Ok(Lease {
+            sender,
+            conn: Some(conn),
+            pool: self.clone(),
+            fresh: true,
+        })
+    }
+
+    fn take_idle(&self) -> Option<Idle> {
+        self.inner.idle.lock().ok()?.pop()
+    }
+
+    fn put_back(&self, lease: Lease) {
+        if lease.conn.is_none() || lease.sender.is_closed() {
+            return;
+        }
+        if let Ok(mut idle) = self.inner.idle.lock()
+            && idle.len() < self.inner.max_idle
+        {
+            idle.push(Idle {
+                lease,
+                since: Instant::now(),
+            });
+        }
+    }
+}
+
+impl Lease {
+    /// Poll the connection's I/O; notes when it has closed.
+    fn drive(&mut self, cx: &mut Context<'_>) {
+        if let Some(conn) = self.conn.as_mut()
+            && Pin::new(conn).poll(cx).is_ready()
+        {
+            self.conn = None;
+        }
+    }
+
+    /// Whether an idle connection can take a new request: still open and
+    /// done with its previous exchange.
+    fn poll_reusable(&mut self, cx: &mut Context<'_>) -> bool {
+        self.drive(cx);
+        self.conn.is_some() && matches!(self.sender.poll_ready(cx), Poll::Ready(Ok(())))
+    }
+
+    /// Send `req` and drive the connection until the response head has
+    /// arrived; the body keeps driving it from then on.
+    pub async fn send(mut self, req: Request<Body>) -> Result<Response<DrivenBody>, SendError> {
+        let mut response = std::pin::pin!(self.sender.try_send_request(req));
+        let result = std::future::poll_fn(|cx| {
+            self.drive(cx);
+            response.as_mut().poll(cx)
+        })
+        .await;
+        match result {
+            Ok(response) => Ok(response.map(|inner| DrivenBody {
+                inner,
+                lease: Some(self),
+            })),
+            Err(mut e) => {
+                let request = e.take_message();
+                Err(SendError {
+                    error: e.into_error(),
+                    request,
+                })
+            }
+        }
+    }
+}
+
+/// A response body that drives its connection, and returns the connection
+/// to the pool when it has ended cleanly.
+pub struct DrivenBody {
+    inner: Incoming,
+    lease: Option<Lease>,
+}
+
+impl DrivenBody {
+    fn release(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            let pool = lease.pool.clone();
+            pool.put_back(lease);
+        }
+    }
+}
+
+impl HttpBody for DrivenBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = &mut *self;
+        if let Some(lease) = this.lease.as_mut() {
+            lease.drive(cx);
+        }
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(None) => this.release(),
+            Poll::Ready(Some(Ok(_))) if this.inner.is_end_stream() => this.release(),
+            Poll::Ready(Some(Err(_))) => this.lease = None,
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for DrivenBody {
+    fn drop(&mut self) {
+        // A body of known length may be dropped as soon as its last byte
+        // was read (or, empty, without being read at all): its connection
+        // is still good. Any other early drop closes the connection.
+        if self.inner.is_end_stream() {
+            self.release();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use http_body_util::BodyExt;
+    use hyper::{server::conn::http1 as server, service::service_fn};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A server that counts its connections and answers `/stream` with a
+    /// body that never ends, anything else with `ok`.
+    async fn counting_server(close_after_each: bool) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let service = service_fn(|req: Request<Incoming>| async move {
+                        let body = if req.uri().path() == "/stream" {
+                            let chunks = futures_util::stream::unfold(0u64, |n| async move {
+                                tokio::time::sleep(Duration::from_millis(5)).await;
+                                Some((
+                                    Ok::<_, std::io::Error>(Frame::data(Bytes::from("{}\n"))),
+                                    n + 1,
+                                ))
+                            });
+                            Body::new(http_body_util::StreamBody::new(chunks))
+                        } else {
+                            Body::from("ok")
+                        };
+                        Ok::<_, std::convert::Infallible>(Response::new(body))
+                    });
+                    let conn = server::Builder::new()
+                        .keep_alive(!close_after_each)
+                        .serve_connection(TokioIo::new(stream), service);
+                    let _ = conn.await;
+                });
+            }
+        });
+        (addr, accepted)
+    }
+
+    fn get(path: &str) -> Request<Body> {
+        Request::get(path)
+            .header(http::header::HOST, "upstream")
+            .body(Body::empty())
+            .unwrap()
+    }
+
+    async fn fetch(pool: &Pool, path: &str) -> Bytes {
+        let lease = pool.checkout().await.unwrap();
+        let response = lease.send(get(path)).await.ok().unwrap();
+        response.into_body().collect().await.unwrap().to_bytes()
+    }
+
+    fn pool_for(addr: String) -> Pool {
+        Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 8)
+    }
+
+    #[tokio::test]
+    async fn sequential_requests_reuse_one_connection() {
+        let (addr, accepted) = counting_server(false).await;
+        let pool = pool_for(addr);
+        for _ in 0..20 {
+            assert_eq!(fetch(&pool, "/").await, "ok");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_response_dropped_early_closes_its_connection() {
+        let (addr, accepted) = counting_server(false).await;
+        let pool = pool_for(addr);
+        let lease = pool.checkout().await.unwrap();
+        let mut body = lease.send(get("/stream")).await.ok().unwrap().into_body();
+        assert!(body.frame().await.unwrap().unwrap().is_data());
+        drop(body);
+        assert_eq!(fetch(&pool, "/").await, "ok");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "the cut stream's connection is not reused"
+        );
+        assert_eq!(fetch(&pool, "/").await, "ok");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn connections_the_upstream_closed_are_not_reused() {
+        let (addr, accepted) = counting_server(true).await;
+        let pool = pool_for(addr);
+        for _ in 0..5 {
+            assert_eq!(fetch(&pool, "/").await, "ok");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 5);
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_an_upstream_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        drop(listener);
+        match pool_for(addr).checkout().await {
+            Err(ProxyError::UpstreamUnavailable(detail)) => {
+                assert!(detail.contains("cannot connect"))
+            }
+            other => panic!("expected an unavailable upstream, got {:?}", other.err()),
+        }
+    }
+}
