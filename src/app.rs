@@ -10,7 +10,7 @@
 
 use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
-use axum::{Router, extract::ConnectInfo};
+use axum::Router;
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{conn::auto, graceful::GracefulShutdown},
@@ -182,8 +182,9 @@ pub async fn serve(
                     }
                 };
                 let _ = stream.set_nodelay(true);
+                let client = crate::upstream::ClientInfo::new(peer.ip());
                 let service = app.clone().map_request(move |mut req: http::Request<hyper::body::Incoming>| {
-                    req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
+                    req.extensions_mut().insert(client.clone());
                     req.map(axum::body::Body::new)
                 });
                 let service = TowerToHyperService::new(service.map_err(|e: Infallible| e));

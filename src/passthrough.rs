@@ -6,11 +6,9 @@
 //! are read first, within the limit, so that auth and limits can see the
 //! model; the same bytes are forwarded.
 
-use std::net::SocketAddr;
-
 use axum::{
     body::Body,
-    extract::{ConnectInfo, Request, State},
+    extract::{Request, State},
     response::Response,
 };
 use bytes::Bytes;
@@ -82,10 +80,7 @@ fn changes_models(path: &str) -> bool {
 
 /// Forward `req` to the upstream, with the client's address and timing.
 pub async fn forward(state: &AppState, req: Request) -> Result<Response, ProxyError> {
-    let client = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| ClientInfo { ip: c.0.ip() });
+    let client = req.extensions().get::<ClientInfo>().cloned();
     let timing = req.extensions().get::<std::sync::Arc<Timing>>().cloned();
     state.upstream.forward(req, client, timing).await
 }

@@ -54,7 +54,7 @@ impl CallCtx {
         let req = self.request(path, body)?;
         self.state
             .upstream
-            .forward(req, self.client, self.timing.clone())
+            .forward(req, self.client.clone(), self.timing.clone())
             .await
     }
 

@@ -6,13 +6,13 @@
 //! token budgets are charged from the counts at the end of the answer.
 
 use std::{
-    net::{IpAddr, Ipv4Addr, SocketAddr},
+    net::{IpAddr, Ipv4Addr},
     pin::Pin,
     sync::Arc,
     task::{Context, Poll},
 };
 
-use axum::{body::Body, extract::ConnectInfo, response::Response};
+use axum::{body::Body, response::Response};
 use bytes::Bytes;
 use http::{Method, request::Parts};
 use http_body::{Body as HttpBody, Frame, SizeHint};
@@ -23,6 +23,7 @@ use crate::{
     limits::{self, LimitError, Principal},
     policy::Policy,
     telemetry::Timing,
+    upstream::ClientInfo,
 };
 
 /// What a route means for auth and limits.
@@ -113,8 +114,8 @@ pub async fn admit(
     }
     let ip = parts
         .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip())
+        .get::<ClientInfo>()
+        .map(|c| c.ip)
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let path = parts.uri.path();
     let principal = if limits::route_needs_key(&parts.method, path) {

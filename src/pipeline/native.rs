@@ -4,11 +4,11 @@
 //! A request augur has nothing to change about (no emulation, a format
 //! that needs neither fixing nor validation) is forwarded byte for byte.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::sync::Arc;
 
 use axum::{
     body::Body,
-    extract::{ConnectInfo, Request, State},
+    extract::{Request, State},
     response::Response,
 };
 use bytes::Bytes;
@@ -82,10 +82,7 @@ pub fn call_ctx(state: &AppState, parts: &Parts) -> CallCtx {
     CallCtx {
         state: state.clone(),
         headers: parts.headers.clone(),
-        client: parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| ClientInfo { ip: c.0.ip() }),
+        client: parts.extensions.get::<ClientInfo>().cloned(),
         timing: parts.extensions.get::<Arc<Timing>>().cloned(),
     }
 }

@@ -44,10 +44,22 @@ pub struct Upstream {
     idle_timeout: Duration,
 }
 
-/// Where the request came from, for `X-Forwarded-*`.
-#[derive(Debug, Clone, Copy)]
+/// Where a request came from, for auth, limits and `X-Forwarded-*`; made
+/// once per client connection and put in each request's extensions.
+#[derive(Debug, Clone)]
 pub struct ClientInfo {
     pub ip: IpAddr,
+    /// `ip` as a header value, for `X-Forwarded-For`.
+    forwarded_for: HeaderValue,
+}
+
+impl ClientInfo {
+    /// The client at `ip`.
+    pub fn new(ip: IpAddr) -> Self {
+        let forwarded_for = HeaderValue::from_str(&ip.to_string())
+            .unwrap_or_else(|_| HeaderValue::from_static("unknown"));
+        Self { ip, forwarded_for }
+    }
 }
 
 impl Upstream {
@@ -224,12 +236,16 @@ fn prepare_request_headers(
     strip_hop_by_hop(headers);
     headers.insert(header::HOST, authority.clone());
     if let Some(client) = client {
-        let ip = client.ip.to_string();
-        let forwarded = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
-            Some(prior) if !prior.is_empty() => format!("{prior}, {ip}"),
-            _ => ip,
+        let forwarded = match headers.get("x-forwarded-for").map(HeaderValue::as_bytes) {
+            Some(prior) if !prior.is_empty() => {
+                let mut joined = prior.to_vec();
+                joined.extend_from_slice(b", ");
+                joined.extend_from_slice(client.forwarded_for.as_bytes());
+                HeaderValue::from_bytes(&joined).ok()
+            }
+            _ => Some(client.forwarded_for.clone()),
         };
-        if let Ok(v) = HeaderValue::from_str(&forwarded) {
+        if let Some(v) = forwarded {
             headers.insert("x-forwarded-for", v);
         }
         if !headers.contains_key("x-forwarded-proto") {
@@ -268,9 +284,7 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(header::HOST, HeaderValue::from_static("proxy.example.com"));
         h.insert("x-forwarded-for", HeaderValue::from_static("10.0.0.1"));
-        let client = ClientInfo {
-            ip: "192.168.1.2".parse().unwrap(),
-        };
+        let client = ClientInfo::new("192.168.1.2".parse().unwrap());
         prepare_request_headers(
             &mut h,
             &HeaderValue::from_static("127.0.0.1:11434"),
