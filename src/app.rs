@@ -1,12 +1,16 @@
 //! Application state, the router, and the listeners.
 //!
-//! Layers on the proxy router, outermost first (each `.layer()` wraps what
-//! was added before it, so the last one added runs first):
+//! A proxied request meets, outermost first:
 //!
-//! 1. [`crate::telemetry::TelemetryLayer`]: request id, timing, access log, metrics;
-//!    adds `Arc<Timing>` to the request extensions.
-//! 2. The routes: the body-aware pipeline for chat/generate/show/tags and
+//! 1. the connection: its [`crate::upstream::ClientInfo`] goes into every
+//!    request's extensions;
+//! 2. [`crate::telemetry::Telemetry`]: request id, timing, access log,
+//!    metrics; adds `Arc<Timing>` to the request extensions;
+//! 3. the routes: the body-aware pipeline for chat/generate/show/tags and
 //!    [`crate::passthrough::handle`] for everything else.
+//!
+//! Each worker thread runs its own single-threaded event loop with its own
+//! listener (`SO_REUSEPORT`) and its own upstream connections.
 
 use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -123,11 +127,16 @@ impl AppState {
     }
 }
 
-/// The proxy router.
-pub fn router(state: AppState) -> Router {
+/// The proxy: the routes inside the telemetry service.
+pub type Proxy = crate::telemetry::Telemetry<Router>;
+
+/// The proxy's routes, wrapped as a whole in [`crate::telemetry::TelemetryLayer`]
+/// (one wrapper per request, rather than one per route).
+pub fn router(state: AppState) -> Proxy {
     use crate::pipeline::native;
     use axum::routing::post;
-    Router::new()
+    use tower::Layer as _;
+    let routes = Router::new()
         .route(
             "/api/chat",
             post(native::chat).fallback(passthrough::handle),
@@ -149,19 +158,28 @@ pub fn router(state: AppState) -> Router {
             axum::routing::get(crate::pipeline::advertise::tags).fallback(passthrough::handle),
         )
         .fallback(passthrough::handle)
-        .with_state(state)
-        .layer(crate::telemetry::TelemetryLayer)
+        .with_state(state);
+    crate::telemetry::TelemetryLayer.layer(routes)
 }
 
 /// Serve `app` on `listener` until `shutdown` turns true, then stop
 /// accepting and let in-flight requests finish for up to `drain`.
-pub async fn serve(
+pub async fn serve<S>(
     listener: TcpListener,
-    app: Router,
+    app: S,
     mut shutdown: watch::Receiver<bool>,
     header_timeout: Duration,
     drain: Duration,
-) {
+) where
+    S: tower::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
