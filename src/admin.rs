@@ -30,14 +30,9 @@ async fn healthy() -> &'static str {
 
 /// 200 only while the upstream answers `GET /`.
 async fn ready(State(state): State<AppState>) -> Response {
-    let uri = match state.upstream.uri_for("/") {
-        Ok(uri) => uri,
-        Err(_) => {
-            return (StatusCode::SERVICE_UNAVAILABLE, "upstream URL invalid\n").into_response();
-        }
-    };
+    // The upstream's own base path is added when forwarding.
     let req =
-        match http::Request::get(uri).body(axum::body::Body::new(Empty::<bytes::Bytes>::new())) {
+        match http::Request::get("/").body(axum::body::Body::new(Empty::<bytes::Bytes>::new())) {
             Ok(req) => req,
             Err(_) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
         };

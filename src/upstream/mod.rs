@@ -102,16 +102,6 @@ impl Upstream {
         &self.base
     }
 
-    /// The upstream URI for a client path-and-query.
-    pub fn uri_for(&self, path_and_query: &str) -> Result<Uri, ProxyError> {
-        let prefix = self.base.path().trim_end_matches('/');
-        let scheme = self.base.scheme_str().unwrap_or("http");
-        let authority = self.base.authority().map(|a| a.as_str()).unwrap_or("");
-        format!("{scheme}://{authority}{prefix}{path_and_query}")
-            .parse()
-            .map_err(|e| ProxyError::BadRequest(format!("invalid request path: {e}")))
-    }
-
     /// Send `req` upstream and return its response with a streaming body.
     ///
     /// The returned body records upstream time into `timing` and ends with
@@ -304,9 +294,18 @@ mod tests {
             Duration::from_secs(1),
         )
         .unwrap();
+        let uri: Uri = "/api/tags?x=1".parse().unwrap();
         assert_eq!(
-            up.uri_for("/api/tags?x=1").unwrap().to_string(),
-            "http://127.0.0.1:1/ollama/api/tags?x=1"
+            up.origin_form(&uri).unwrap().to_string(),
+            "/ollama/api/tags?x=1"
         );
+        let root = Upstream::new(
+            "http://127.0.0.1:1".parse().unwrap(),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        assert_eq!(root.origin_form(&uri).unwrap().to_string(), "/api/tags?x=1");
     }
 }
