@@ -286,6 +286,7 @@ pub async fn serve_workers(
                 runtime.block_on(async move {
                     match TcpListener::from_std(std_listener) {
                         Ok(listener) => {
+                            worker_state.upstream.spawn_sweeper();
                             let app = router(worker_state);
                             serve(listener, app, shutdown, header_timeout, drain).await;
                         }

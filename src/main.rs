@@ -80,6 +80,7 @@ async fn run(config: Config) -> Result<(), String> {
         .map_err(|e| format!("invalid policy: {e}"))?;
     let state =
         AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
+    state.upstream.spawn_sweeper();
     let admin = TcpListener::bind(config.admin_listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.admin_listen))?;

@@ -31,6 +31,8 @@ use pool::{Pool, SendError};
 const MAX_IDLE: usize = 1024;
 /// How long an idle upstream connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// How often idle connections past their timeout are closed.
+const SWEEP_EVERY: Duration = Duration::from_secs(15);
 
 /// The forwarding client and where it forwards to.
 #[derive(Clone)]
@@ -95,6 +97,19 @@ impl Upstream {
             first_byte_timeout,
             idle_timeout,
         })
+    }
+
+    /// Close idle upstream connections past their timeout every few
+    /// seconds, for as long as the current runtime runs.
+    pub fn spawn_sweeper(&self) {
+        let pool = self.pool.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(SWEEP_EVERY);
+            loop {
+                tick.tick().await;
+                pool.sweep();
+            }
+        });
     }
 
     /// The upstream base URL.

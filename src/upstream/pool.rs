@@ -16,6 +16,7 @@
 //! connection, which is what tells Ollama to stop generating.
 
 use std::{
+    collections::VecDeque,
     future::Future,
     pin::Pin,
     sync::{Arc, Mutex},
@@ -42,7 +43,8 @@ pub struct Pool {
 }
 
 struct Inner {
-    idle: Mutex<Vec<Idle>>,
+    /// Oldest first; requests take the newest.
+    idle: Mutex<VecDeque<Idle>>,
     addr: String,
     connect_timeout: Duration,
     idle_timeout: Duration,
@@ -82,7 +84,7 @@ impl Pool {
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                idle: Mutex::new(Vec::new()),
+                idle: Mutex::new(VecDeque::new()),
                 addr,
                 connect_timeout,
                 idle_timeout,
@@ -144,7 +146,25 @@ impl Pool {
     }
 
     fn take_idle(&self) -> Option<Idle> {
-        self.inner.idle.lock().ok()?.pop()
+        self.inner.idle.lock().ok()?.pop_back()
+    }
+
+    /// Close idle connections older than the idle timeout.
+    pub fn sweep(&self) {
+        if let Ok(mut idle) = self.inner.idle.lock() {
+            while idle
+                .front()
+                .is_some_and(|i| i.since.elapsed() >= self.inner.idle_timeout)
+            {
+                idle.pop_front();
+            }
+        }
+    }
+
+    /// Idle connections held.
+    #[cfg(test)]
+    pub fn idle_count(&self) -> usize {
+        self.inner.idle.lock().map(|i| i.len()).unwrap_or(0)
     }
 
     fn put_back(&self, lease: Lease) {
@@ -154,7 +174,7 @@ impl Pool {
         if let Ok(mut idle) = self.inner.idle.lock()
             && idle.len() < self.inner.max_idle
         {
-            idle.push(Idle {
+            idle.push_back(Idle {
                 lease,
                 since: Instant::now(),
             });
@@ -363,6 +383,20 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 5);
+    }
+
+    #[tokio::test]
+    async fn idle_connections_past_their_timeout_are_swept() {
+        let (addr, accepted) = counting_server(false).await;
+        let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_millis(50), 8);
+        assert_eq!(fetch(&pool, "/").await, "ok");
+        pool.sweep();
+        assert_eq!(pool.idle_count(), 1, "a fresh idle connection stays");
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        pool.sweep();
+        assert_eq!(pool.idle_count(), 0);
+        assert_eq!(fetch(&pool, "/").await, "ok");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
