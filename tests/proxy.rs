@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{client, pair, post, scrub_times, start_with};
+use common::{client, ndjson, pair, post, scrub_times, start_with};
 use fake_ollama::FakeOllama;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -123,6 +123,45 @@ async fn client_disconnect_cancels_the_upstream_stream() {
     assert!(
         fake.wait_streams_aborted(1, Duration::from_secs(3)).await,
         "the upstream stream was not cancelled"
+    );
+}
+
+#[tokio::test]
+async fn upstream_connections_are_reused_but_not_after_a_cancelled_stream() {
+    let (fake, augur) = pair().await;
+    let chat = json!({"model": "gemma3", "messages": [{"role": "user", "content": "hi"}]});
+    for _ in 0..10 {
+        let r = client()
+            .get(format!("{}/api/version", augur.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        let r = post(&augur, "/api/chat", &chat).await;
+        let lines = ndjson(&r.text().await.unwrap());
+        assert_eq!(lines.last().unwrap()["done"], true);
+    }
+    assert_eq!(
+        fake.connections(),
+        1,
+        "sequential requests share one connection"
+    );
+
+    let slow = json!({"model": "slow-stream", "messages": [{"role": "user", "content": "hi"}]});
+    let mut stream = post(&augur, "/api/chat", &slow).await.bytes_stream();
+    stream.next().await.unwrap().unwrap();
+    drop(stream);
+    assert!(fake.wait_streams_aborted(1, Duration::from_secs(3)).await);
+    let r = post(&augur, "/api/chat", &chat).await;
+    assert_eq!(
+        ndjson(&r.text().await.unwrap()).last().unwrap()["done"],
+        true
+    );
+    assert_eq!(
+        fake.connections(),
+        2,
+        "the cancelled stream's connection was closed"
     );
 }
 

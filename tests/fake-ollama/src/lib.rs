@@ -83,6 +83,7 @@ pub struct RecordedRequest {
 #[derive(Default)]
 pub struct Counters {
     total: AtomicU64,
+    connections: AtomicU64,
     per_path: Mutex<HashMap<String, u64>>,
     last: Mutex<Option<RecordedRequest>>,
     last_by_path: Mutex<HashMap<String, RecordedRequest>>,
@@ -206,6 +207,10 @@ impl Builder {
         let addr = listener.local_addr()?;
         let app = router(shared.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let accepted = counters.clone();
+        let listener = axum::serve::ListenerExt::tap_io(listener, move |_| {
+            accepted.connections.fetch_add(1, Ordering::Relaxed);
+        });
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(async {
@@ -275,6 +280,10 @@ impl FakeOllama {
         serde_json::from_slice(&self.last_request_to(path)?.body).ok()
     }
     /// Streaming bodies started (NDJSON/SSE streams and cut bodies).
+    /// TCP connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.counters.connections.load(Ordering::Relaxed)
+    }
     pub fn streams_started(&self) -> u64 {
         self.shared.counters.streams_started.load(Ordering::Relaxed)
     }
