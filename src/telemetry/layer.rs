@@ -71,6 +71,7 @@ where
             route: route_label(req.uri().path()),
             status: 0,
             request_id: id,
+            streaming: false,
         };
         TelemetryFuture {
             inner: self.inner.call(req),
@@ -116,20 +117,19 @@ where
             .headers
             .insert(REQUEST_ID.clone(), finish.request_id.clone());
         finish.status = parts.status.as_u16();
-        let streaming = parts
+        finish.streaming = parts
             .headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| {
                 ct.starts_with("application/x-ndjson") || ct.starts_with("text/event-stream")
             });
-        if streaming {
+        if finish.streaming {
             metrics::gauge!("augur_streams_in_flight").increment(1.0);
         }
         let body = ObservedBody {
             inner: body,
             finish: Some(finish),
-            streaming,
         };
         Poll::Ready(Ok(Response::from_parts(parts, Body::new(body))))
     }
@@ -142,6 +142,8 @@ struct Finish {
     route: &'static str,
     status: u16,
     request_id: HeaderValue,
+    /// An NDJSON / SSE response, counted in `augur_streams_in_flight`.
+    streaming: bool,
 }
 
 /// Metric handles of one (route, status), registered once per worker
@@ -176,6 +178,9 @@ fn route_metrics(route: &'static str, status: u16) -> RouteMetrics {
 
 impl Finish {
     fn record(self, outcome: &'static str) {
+        if self.streaming {
+            metrics::gauge!("augur_streams_in_flight").decrement(1.0);
+        }
         let total = self.started.elapsed();
         let upstream = self.timing.upstream();
         let overhead = total.saturating_sub(upstream);
@@ -215,16 +220,12 @@ pin_project_lite::pin_project! {
         #[pin]
         inner: Body,
         finish: Option<Finish>,
-        streaming: bool,
     }
 
     impl PinnedDrop for ObservedBody {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             if let Some(finish) = this.finish.take() {
-                if *this.streaming {
-                    metrics::gauge!("augur_streams_in_flight").decrement(1.0);
-                }
                 let outcome = if this.inner.is_end_stream() { "complete" } else { "client_closed" };
                 finish.record(outcome);
             }
@@ -252,9 +253,6 @@ impl HttpBody for ObservedBody {
         if let Some(outcome) = ended
             && let Some(finish) = this.finish.take()
         {
-            if *this.streaming {
-                metrics::gauge!("augur_streams_in_flight").decrement(1.0);
-            }
             finish.record(outcome);
         }
         polled
@@ -289,8 +287,8 @@ mod tests {
                 route: "/api/chat",
                 status: 200,
                 request_id: HeaderValue::from_static("-"),
+                streaming: true,
             }),
-            streaming: true,
         });
         for _ in 0..2 {
             assert!(body.frame().await.unwrap().unwrap().is_data());

@@ -158,18 +158,16 @@ impl Upstream {
         };
         Ok(Response::from_parts(parts, Body::new(body)))
     }
-}
 
-impl Upstream {
     /// The request target sent upstream: the base path, then the client's
     /// path and query (origin form, as an HTTP/1.1 client sends it).
     fn origin_form(&self, uri: &Uri) -> Result<Uri, ProxyError> {
-        let path_and_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         if self.prefix.is_empty()
             && let Some(pq) = uri.path_and_query()
         {
             return Ok(Uri::from(pq.clone()));
         }
+        let path_and_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         format!("{}{path_and_query}", self.prefix)
             .parse()
             .map_err(|e| ProxyError::BadRequest(format!("invalid request path: {e}")))
