@@ -166,6 +166,45 @@ async fn upstream_connections_are_reused_but_not_after_a_cancelled_stream() {
 }
 
 #[tokio::test]
+async fn an_upstream_restart_fails_no_request() {
+    // Many idle upstream connections (more than one scheduling budget of
+    // checks), then the upstream restarts on the same address and closes
+    // them all: requests after it go to new connections, none fails.
+    let fake = FakeOllama::builder()
+        .chunk_delay(Duration::from_millis(20))
+        .start()
+        .await;
+    let addr = fake.addr();
+    let augur = start_with(&fake.url(), |_| {}).await;
+    let chat = json!({"model": "gemma3", "messages": [{"role": "user", "content": "hi"}]});
+    let concurrent = (0..160).map(|_| async {
+        let r = post(&augur, "/api/chat", &chat).await;
+        (r.status(), r.text().await.unwrap())
+    });
+    for (status, text) in futures_util::future::join_all(concurrent).await {
+        assert_eq!(status, 200);
+        assert_eq!(ndjson(&text).last().unwrap()["done"], true);
+    }
+    assert!(
+        fake.connections() > 128,
+        "{} upstream connections",
+        fake.connections()
+    );
+    fake.shutdown().await;
+
+    let fake = FakeOllama::builder().listen(addr).start().await;
+    for i in 0..20 {
+        let r = post(&augur, "/api/chat", &chat).await;
+        assert_eq!(r.status(), 200, "request {i} after the restart");
+        assert_eq!(
+            ndjson(&r.text().await.unwrap()).last().unwrap()["done"],
+            true
+        );
+    }
+    assert_eq!(fake.connections(), 1);
+}
+
+#[tokio::test]
 async fn upstream_down_is_502_in_ollamas_shape() {
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = free.local_addr().unwrap().port();

@@ -1,0 +1,184 @@
+//! The upstream pool against a real hyper server.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use http_body_util::BodyExt;
+use hyper::{server::conn::http1 as server, service::service_fn};
+use tokio::net::TcpListener;
+
+use super::*;
+
+/// A server that counts its connections and answers `/stream` with a
+/// body that never ends, anything else with `ok`.
+async fn counting_server(close_after_each: bool) -> (String, Arc<AtomicUsize>) {
+    let (addr, accepted, close) = closable_server(close_after_each).await;
+    // Never closed: the sender lives as long as the test.
+    std::mem::forget(close);
+    (addr, accepted)
+}
+
+/// A counting server whose open connections all close when the returned
+/// sender sends, as when the upstream restarts; later ones are served.
+async fn closable_server(
+    close_after_each: bool,
+) -> (String, Arc<AtomicUsize>, tokio::sync::watch::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    let (close, closed) = tokio::sync::watch::channel(());
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            count.fetch_add(1, Ordering::SeqCst);
+            let mut closed = closed.clone();
+            closed.borrow_and_update();
+            tokio::spawn(async move {
+                let service = service_fn(|req: Request<Incoming>| async move {
+                    let body = if req.uri().path() == "/stream" {
+                        let chunks = futures_util::stream::unfold(0u64, |n| async move {
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                            Some((
+                                Ok::<_, std::io::Error>(Frame::data(Bytes::from("{}\n"))),
+                                n + 1,
+                            ))
+                        });
+                        Body::new(http_body_util::StreamBody::new(chunks))
+                    } else {
+                        Body::from("ok")
+                    };
+                    Ok::<_, std::convert::Infallible>(Response::new(body))
+                });
+                let conn = server::Builder::new()
+                    .keep_alive(!close_after_each)
+                    .serve_connection(TokioIo::new(stream), service);
+                tokio::select! {
+                    _ = conn => {}
+                    _ = closed.changed() => {}
+                }
+            });
+        }
+    });
+    (addr, accepted, close)
+}
+
+fn get(path: &str) -> Request<Body> {
+    Request::get(path)
+        .header(http::header::HOST, "upstream")
+        .body(Body::empty())
+        .unwrap()
+}
+
+async fn fetch(pool: &Pool, path: &str) -> Bytes {
+    let lease = pool.checkout().await.unwrap();
+    let response = lease.send(get(path)).await.ok().unwrap();
+    response.into_body().collect().await.unwrap().to_bytes()
+}
+
+fn pool_for(addr: String) -> Pool {
+    Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 8)
+}
+
+#[tokio::test]
+async fn sequential_requests_reuse_one_connection() {
+    let (addr, accepted) = counting_server(false).await;
+    let pool = pool_for(addr);
+    for _ in 0..20 {
+        assert_eq!(fetch(&pool, "/").await, "ok");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_response_dropped_early_closes_its_connection() {
+    let (addr, accepted) = counting_server(false).await;
+    let pool = pool_for(addr);
+    let lease = pool.checkout().await.unwrap();
+    let mut body = lease.send(get("/stream")).await.ok().unwrap().into_body();
+    assert!(body.frame().await.unwrap().unwrap().is_data());
+    drop(body);
+    assert_eq!(fetch(&pool, "/").await, "ok");
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        2,
+        "the cut stream's connection is not reused"
+    );
+    assert_eq!(fetch(&pool, "/").await, "ok");
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn connections_the_upstream_closed_are_not_reused() {
+    let (addr, accepted) = counting_server(true).await;
+    let pool = pool_for(addr);
+    for _ in 0..5 {
+        assert_eq!(fetch(&pool, "/").await, "ok");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 5);
+}
+
+#[tokio::test]
+async fn idle_connections_past_their_timeout_are_swept() {
+    let (addr, accepted) = counting_server(false).await;
+    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_millis(50), 8);
+    assert_eq!(fetch(&pool, "/").await, "ok");
+    pool.sweep();
+    assert_eq!(pool.idle_count(), 1, "a fresh idle connection stays");
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    pool.sweep();
+    assert_eq!(pool.idle_count(), 0);
+    assert_eq!(fetch(&pool, "/").await, "ok");
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_an_upstream_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    drop(listener);
+    match pool_for(addr).checkout().await {
+        Err(ProxyError::UpstreamUnavailable(detail)) => {
+            assert!(detail.contains("cannot connect"))
+        }
+        other => panic!("expected an unavailable upstream, got {:?}", other.err()),
+    }
+}
+
+#[tokio::test]
+async fn a_connection_taken_from_the_pool_is_not_fresh() {
+    let (addr, _) = counting_server(false).await;
+    let pool = pool_for(addr);
+    assert!(pool.checkout().await.unwrap().fresh);
+    assert_eq!(fetch(&pool, "/").await, "ok");
+    assert!(!pool.checkout().await.unwrap().fresh);
+}
+
+#[tokio::test]
+async fn after_the_upstream_closed_every_idle_connection_a_new_one_is_opened() {
+    // More idle connections than tokio's cooperative budget (128 reads per
+    // task poll), so checking them all takes more than one budget.
+    const IDLE: usize = 200;
+    let (addr, accepted, close) = closable_server(false).await;
+    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 1024);
+    let mut leases = Vec::new();
+    for _ in 0..IDLE {
+        leases.push(pool.checkout().await.unwrap());
+    }
+    for lease in leases {
+        let response = lease.send(get("/")).await.ok().unwrap();
+        response.into_body().collect().await.unwrap();
+    }
+    assert_eq!(pool.idle_count(), IDLE);
+    close.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let lease = pool.checkout().await.unwrap();
+    assert!(lease.fresh, "every idle connection was found closed");
+    let response = lease.send(get("/")).await.ok().unwrap();
+    assert_eq!(
+        response.into_body().collect().await.unwrap().to_bytes(),
+        "ok"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), IDLE + 1);
+    assert_eq!(pool.idle_count(), 1);
+}
