@@ -164,21 +164,20 @@ pub fn router(state: AppState) -> Proxy {
 
 /// Serve `app` on `listener` until `shutdown` turns true, then stop
 /// accepting and let in-flight requests finish for up to `drain`.
-pub async fn serve<S>(
+pub async fn serve<S, B>(
     listener: TcpListener,
     app: S,
     mut shutdown: watch::Receiver<bool>,
     header_timeout: Duration,
     drain: Duration,
 ) where
-    S: tower::Service<
-            axum::extract::Request,
-            Response = axum::response::Response,
-            Error = Infallible,
-        > + Clone
+    S: tower::Service<axum::extract::Request, Response = http::Response<B>, Error = Infallible>
+        + Clone
         + Send
         + 'static,
     S::Future: Send + 'static,
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder

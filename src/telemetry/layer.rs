@@ -45,7 +45,7 @@ impl<S> tower::Service<Request> for Telemetry<S>
 where
     S: tower::Service<Request, Response = Response, Error = Infallible>,
 {
-    type Response = Response;
+    type Response = Response<ObservedBody>;
     type Error = Infallible;
     type Future = TelemetryFuture<S::Future>;
 
@@ -100,7 +100,7 @@ impl<F> Future for TelemetryFuture<F>
 where
     F: Future<Output = Result<Response, Infallible>>,
 {
-    type Output = Result<Response, Infallible>;
+    type Output = Result<Response<ObservedBody>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
@@ -110,7 +110,11 @@ where
             Poll::Ready(Err(never)) => match never {},
         };
         let Some(mut finish) = this.finish.take() else {
-            return Poll::Ready(Ok(response));
+            // Polled again after completing: not something a caller does.
+            return Poll::Ready(Ok(response.map(|inner| ObservedBody {
+                inner,
+                finish: None,
+            })));
         };
         let (mut parts, body) = response.into_parts();
         parts
@@ -125,13 +129,13 @@ where
                 ct.starts_with("application/x-ndjson") || ct.starts_with("text/event-stream")
             });
         if finish.streaming {
-            metrics::gauge!("augur_streams_in_flight").increment(1.0);
+            STREAMS_IN_FLIGHT.with(|g| g.increment(1.0));
         }
         let body = ObservedBody {
             inner: body,
             finish: Some(finish),
         };
-        Poll::Ready(Ok(Response::from_parts(parts, Body::new(body))))
+        Poll::Ready(Ok(Response::from_parts(parts, body)))
     }
 }
 
@@ -157,6 +161,7 @@ struct RouteMetrics {
 }
 
 thread_local! {
+    static STREAMS_IN_FLIGHT: metrics::Gauge = metrics::gauge!("augur_streams_in_flight");
     static ROUTE_METRICS: std::cell::RefCell<std::collections::HashMap<(&'static str, u16), RouteMetrics>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
@@ -179,7 +184,7 @@ fn route_metrics(route: &'static str, status: u16) -> RouteMetrics {
 impl Finish {
     fn record(self, outcome: &'static str) {
         if self.streaming {
-            metrics::gauge!("augur_streams_in_flight").decrement(1.0);
+            STREAMS_IN_FLIGHT.with(|g| g.decrement(1.0));
         }
         let total = self.started.elapsed();
         let upstream = self.timing.upstream();
@@ -216,7 +221,7 @@ impl Finish {
 pin_project_lite::pin_project! {
     /// The response body, observed: logs and records metrics when the last
     /// byte has been handed to the connection (or the client went away).
-    struct ObservedBody {
+    pub struct ObservedBody {
         #[pin]
         inner: Body,
         finish: Option<Finish>,
