@@ -22,8 +22,6 @@ use crate::policy::{ApiKey, Policy};
 /// Who is making a request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal {
-    /// Key id, or the client IP for anonymous requests. Safe for logs.
-    pub id: String,
     /// The key id when authenticated by a key.
     pub key: Option<String>,
     pub client_ip: IpAddr,
@@ -33,7 +31,6 @@ impl Principal {
     /// An anonymous principal, limited by client IP.
     pub fn anonymous(client_ip: IpAddr) -> Self {
         Self {
-            id: client_ip.to_string(),
             key: None,
             client_ip,
         }
@@ -120,7 +117,6 @@ pub fn authenticate(
     match presented_key(headers) {
         Some(key) => match find_key(policy, key) {
             Some(k) => Ok(Principal {
-                id: k.id.clone(),
                 key: Some(k.id.clone()),
                 client_ip,
             }),

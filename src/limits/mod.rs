@@ -131,20 +131,19 @@ impl Limits {
         principal: &Principal,
         model: Option<(&str, &ModelPolicy)>,
     ) -> Vec<BucketKey> {
-        let who = principal.limiter_key();
         let mut keys = Vec::new();
         if let Some(per_minute) =
             principal_rate(policy, principal).and_then(|r| r.tokens_per_minute)
         {
             keys.push(BucketKey {
                 per_minute,
-                who: who.clone(),
+                who: principal.limiter_key(),
             });
         }
         if let Some((m, model_policy)) = model
             && let Some(per_minute) = model_policy.rate_limit.and_then(|r| r.tokens_per_minute)
         {
-            let who = format!("{who}\0{}", normalize_model_name(m));
+            let who = format!("{}\0{}", principal.limiter_key(), normalize_model_name(m));
             keys.push(BucketKey { per_minute, who });
         }
         keys
@@ -180,17 +179,22 @@ impl Limits {
             self.inner.tokens.check(b)?;
         }
         admission.buckets = buckets;
-        let who = principal.limiter_key();
+        // Keys are built only for the limits that apply: most requests
+        // run under none.
         if let Some(rate) = principal_rate(policy, principal) {
+            let who = principal.limiter_key();
             let info = self.inner.rates.check(Scope::Principal, &rate, &who)?;
             admission.rate = RateInfo::tighter(admission.rate, info);
         }
         let Some((m, model_policy)) = model else {
             return Ok(admission);
         };
+        if model_policy.rate_limit.is_none() && model_policy.concurrency.is_none() {
+            return Ok(admission);
+        }
         let normalized = normalize_model_name(m);
         if let Some(rate) = model_policy.rate_limit {
-            let key = format!("{who}\0{normalized}");
+            let key = format!("{}\0{normalized}", principal.limiter_key());
             let info = self.inner.rates.check(Scope::Model, &rate, &key)?;
             admission.rate = RateInfo::tighter(admission.rate, info);
         }

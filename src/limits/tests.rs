@@ -57,7 +57,7 @@ fn bearer_and_x_api_key_authenticate() {
     let who = l
         .authenticate(&p, &headers("authorization", "Bearer s3cret-ci"), IP)
         .unwrap();
-    assert_eq!((who.id.as_str(), who.key.as_deref()), ("ci", Some("ci")));
+    assert_eq!(who.key.as_deref(), Some("ci"));
     let who = l
         .authenticate(&p, &headers("authorization", "bearer s3cret-ops"), IP)
         .unwrap();
@@ -65,7 +65,7 @@ fn bearer_and_x_api_key_authenticate() {
     let who = l
         .authenticate(&p, &headers("x-api-key", "s3cret-ops"), IP)
         .unwrap();
-    assert_eq!(who.id, "ops");
+    assert_eq!(who.key.as_deref(), Some("ops"));
 }
 
 #[test]
@@ -96,14 +96,17 @@ fn optional_auth_ignores_unknown_keys() {
         anon()
     );
     assert_eq!(
-        l.authenticate(&p, &HeaderMap::new(), IP).unwrap().id,
-        "10.0.0.1"
+        l.authenticate(&p, &HeaderMap::new(), IP)
+            .unwrap()
+            .limiter_key(),
+        "ip:10.0.0.1"
     );
     assert_eq!(
         l.authenticate(&p, &headers("x-api-key", "k"), IP)
             .unwrap()
-            .id,
-        "ci"
+            .key
+            .as_deref(),
+        Some("ci")
     );
 }
 

@@ -242,6 +242,9 @@ impl ModelRules {
 
     /// Settings for `model` (as the client wrote it; normalized here).
     pub fn resolve(&self, model: &str) -> Arc<ModelPolicy> {
+        if self.entries.is_empty() {
+            return self.defaults.clone();
+        }
         let name = normalize_model_name(model);
         let mut matching = self.entries.iter().filter(|(g, _)| g.is_match(&name));
         let Some(first) = matching.next() else {
