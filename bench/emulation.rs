@@ -9,7 +9,9 @@
 //!   shows what a first sight costs;
 //! - streamed emulation: time from an upstream token arriving to its
 //!   answer text being ready for the client;
-//! - validating a 10 KB answer against a cached schema.
+//! - validating a 10 KB answer against a cached schema;
+//! - reading a long plain chat request (no format, tools or think): the
+//!   skim that lets it pass unparsed, beside a full JSON parse.
 
 // A benchmark program: it prints its table and may stop on a broken setup.
 #![allow(clippy::print_stdout, clippy::expect_used, clippy::unwrap_used)]
@@ -150,6 +152,32 @@ fn main() {
     }
     let (v50, v99, v999) = percentiles(v_samples);
 
+    // A plain chat request with a long history: skim vs full parse.
+    let history: Vec<Value> = (0..40)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" },
+            "content": format!("Turn {i}: {}", "Some words about Rust and proxies, with \"quotes\". ".repeat(10))}))
+        .collect();
+    let request = serde_json::to_vec(
+        &json!({"model": "gemma3", "messages": history, "options": {"temperature": 0.2}}),
+    )
+    .unwrap();
+    let time = |f: &dyn Fn()| {
+        let samples: Vec<Duration> = (0..5_000)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect();
+        percentiles(samples)
+    };
+    let skimmed = time(&|| {
+        std::hint::black_box(augur::pipeline::skim::skim(&request));
+    });
+    let parsed = time(&|| {
+        std::hint::black_box(serde_json::from_slice::<Value>(&request).unwrap());
+    });
+
     println!("| Measure | p50 | p99 | p99.9 | target |");
     println!("|---|---:|---:|---:|---|");
     println!(
@@ -171,6 +199,18 @@ fn main() {
         us(v99),
         us(v999)
     );
+    let kb = request.len() as f64 / 1024.0;
+    for (what, (a, b, c)) in [
+        ("skim (forwarded unparsed)", skimmed),
+        ("full JSON parse", parsed),
+    ] {
+        println!(
+            "| plain {kb:.1} KB chat request: {what} | {} | {} | {} |  |",
+            us(a),
+            us(b),
+            us(c)
+        );
+    }
     println!("\nTool emulation per step (p50):\n");
     println!("| Step | p50 |");
     println!("|---|---:|");

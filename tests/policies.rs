@@ -810,6 +810,36 @@ async fn a_named_format_replaces_json_mode_for_matching_models() {
 }
 
 #[tokio::test]
+async fn a_named_format_applied_when_missing_reaches_a_request_without_one() {
+    bounded(20, async {
+        let live = Live::start(
+            "models:\n  \"gemma3:*\":\n    format: {schema: answer.json, apply: when_missing}\n",
+        )
+        .await;
+        let body = json!({"model": "gemma3", "stream": false,
+            "messages": [{"role": "user", "content": "Why is the sky blue?"}]});
+        let r = client()
+            .post(live.url("/api/chat"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let sent = live.fake.last_json("/api/chat").unwrap();
+        assert_eq!(
+            sent["format"]["required"],
+            json!(["answer", "confidence"]),
+            "{sent}"
+        );
+        let v: Value = r.json().await.unwrap();
+        let content: Value =
+            serde_json::from_str(v["message"]["content"].as_str().unwrap()).unwrap();
+        assert!(content["answer"].is_string(), "{content}");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn validation_failure_passes_or_answers_422_per_policy() {
     bounded(20, async {
         let junk = || {

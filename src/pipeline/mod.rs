@@ -14,4 +14,5 @@ pub mod openai;
 pub mod output;
 pub mod plan;
 pub mod prepare;
+pub mod skim;
 pub mod stream_tools;

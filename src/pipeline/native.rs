@@ -30,6 +30,7 @@ use super::{
     output,
     plan::{self, Route},
     prepare,
+    skim::{self, Skim},
 };
 
 /// `POST /api/chat`.
@@ -56,25 +57,51 @@ pub struct Parsed {
 
 /// Read and parse the body (bounded by the configured limit).
 pub async fn read(state: &AppState, req: Request) -> Result<Parsed, ProxyError> {
+    let (parts, bytes) = read_bytes(state, req).await?;
+    Ok(Parsed::full(parts, bytes))
+}
+
+/// Read the body and skim it: a body with nothing augur acts on is left
+/// unparsed (`body` is `None`, as for a body augur does not understand).
+async fn read_skimmed(state: &AppState, req: Request) -> Result<Parsed, ProxyError> {
+    let (parts, bytes) = read_bytes(state, req).await?;
+    Ok(match skim::skim(&bytes) {
+        Skim::Plain { model } => Parsed {
+            parts,
+            bytes,
+            body: None,
+            model,
+        },
+        Skim::NeedsParse => Parsed::full(parts, bytes),
+    })
+}
+
+async fn read_bytes(state: &AppState, req: Request) -> Result<(Parts, Bytes), ProxyError> {
     passthrough::check_content_length(&req, state.config.body_limit)?;
     let (parts, body) = req.into_parts();
     let bytes = passthrough::read_body(body, state.config.body_limit).await?;
-    let body = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(Value::Object(map)) => Some(map),
-        _ => None,
-    };
-    let model = body
-        .as_ref()
-        .and_then(|b| b.get("model"))
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-        .map(str::to_string);
-    Ok(Parsed {
-        parts,
-        bytes,
-        body,
-        model,
-    })
+    Ok((parts, bytes))
+}
+
+impl Parsed {
+    fn full(parts: Parts, bytes: Bytes) -> Self {
+        let body = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        };
+        let model = body
+            .as_ref()
+            .and_then(|b| b.get("model"))
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string);
+        Self {
+            parts,
+            bytes,
+            body,
+            model,
+        }
+    }
 }
 
 /// The call context for augur's own upstream calls on behalf of `parts`.
@@ -104,7 +131,10 @@ pub struct Admitted {
 /// Read the body, note the model, take the request's policy snapshot and
 /// admit it under auth and limits.
 pub async fn admit(state: &AppState, req: Request) -> Result<Admitted, ProxyError> {
-    let parsed = read(state, req).await?;
+    admit_read(state, read(state, req).await?).await
+}
+
+async fn admit_read(state: &AppState, parsed: Parsed) -> Result<Admitted, ProxyError> {
     let model = parsed.model.clone();
     if let (Some(m), Some(t)) = (&model, parsed.parts.extensions.get::<Arc<Timing>>()) {
         t.set_model(m);
@@ -128,11 +158,18 @@ pub async fn admit(state: &AppState, req: Request) -> Result<Admitted, ProxyErro
 
 async fn handle(state: AppState, req: Request, route: Route) -> Result<Response, ProxyError> {
     let Admitted {
-        parsed,
+        mut parsed,
         model,
         policy,
         admission,
-    } = admit(&state, req).await?;
+    } = admit_read(&state, read_skimmed(&state, req).await?).await?;
+    if parsed.body.is_none()
+        && let Some(m) = &model
+        && policy.model(m).format.is_some()
+    {
+        // A policy schema may apply to a request without a format.
+        parsed = Parsed::full(parsed.parts, parsed.bytes);
+    }
     let (Some(body), Some(model)) = (parsed.body.as_ref(), model) else {
         // Not something augur understands: the upstream answers as Ollama does.
         let response = forward_bytes(&state, parsed).await?;
