@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         };
     }
     init_tracing(&config);
+    let open_files = raise_open_files_limit();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -52,7 +53,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(config)) {
+    match runtime.block_on(run(config, open_files)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -74,7 +75,26 @@ fn init_tracing(config: &Config) {
     }
 }
 
-async fn run(config: Config) -> Result<(), String> {
+/// Raise the soft limit on open files to the hard limit, as Go programs
+/// (Ollama among them) do at start: every stream holds two descriptors,
+/// and the common soft default of 1,024 would refuse connections at about
+/// 500 concurrent streams. Returns the limit in force.
+fn raise_open_files_limit() -> Option<u64> {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        let raised = rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        if let Err(e) = setrlimit(Resource::Nofile, raised) {
+            tracing::warn!(error = %e, soft = ?limit.current, "cannot raise the open files limit");
+        }
+    }
+    getrlimit(Resource::Nofile).current
+}
+
+async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
     let metrics = augur::telemetry::install_metrics()?;
     let store = PolicyStore::open(&config.policies, &config.schemas)
         .map_err(|e| format!("invalid policy: {e}"))?;
@@ -89,6 +109,7 @@ async fn run(config: Config) -> Result<(), String> {
         workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         admin = %config.admin_listen,
         upstream = %config.upstream,
+        open_files = open_files.map_or_else(|| "unlimited".to_string(), |n| n.to_string()),
         "augur started"
     );
     let shutdown = augur::shutdown::on_signal();

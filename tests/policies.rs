@@ -15,7 +15,7 @@ use std::{
 };
 
 use augur::config::Config;
-use common::{Augur, client, ndjson, start_live};
+use common::{Augur, augur_bin, client, free_port, ndjson, start_live};
 use fake_ollama::FakeOllama;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -942,20 +942,6 @@ async fn tool_policies_pass_the_upstreams_answers_through() {
 
 // ------------------------------------------------------------- binary
 
-fn augur_bin() -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_augur"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    for var in [
-        "AUGUR_CONFIG",
-        "AUGUR_POLICIES",
-        "AUGUR_SCHEMAS",
-        "AUGUR_UPSTREAM",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
-
 #[test]
 fn check_config_accepts_the_shipped_policies_and_refuses_broken_ones() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -992,14 +978,6 @@ fn check_config_accepts_the_shipped_policies_and_refuses_broken_ones() {
             "{stderr}"
         );
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[cfg(unix)]

@@ -182,3 +182,28 @@ pub fn ndjson(text: &str) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+/// The `augur` binary, run from the repository root, with no `AUGUR_*`
+/// settings inherited from the environment.
+pub fn augur_bin() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_augur"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    for var in [
+        "AUGUR_CONFIG",
+        "AUGUR_POLICIES",
+        "AUGUR_SCHEMAS",
+        "AUGUR_UPSTREAM",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// A port free at the time of asking.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
