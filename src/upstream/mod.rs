@@ -107,7 +107,7 @@ impl Upstream {
             let mut tick = tokio::time::interval(SWEEP_EVERY);
             loop {
                 tick.tick().await;
-                pool.sweep();
+                pool.sweep().await;
             }
         });
     }

@@ -155,16 +155,21 @@ impl Pool {
         self.inner.idle.lock().ok()?.pop_back()
     }
 
-    /// Close idle connections older than the idle timeout.
-    pub fn sweep(&self) {
-        if let Ok(mut idle) = self.inner.idle.lock() {
-            while idle
-                .front()
-                .is_some_and(|i| i.since.elapsed() >= self.inner.idle_timeout)
-            {
-                idle.pop_front();
+    /// Close idle connections older than the idle timeout, and those the
+    /// upstream has closed (after an Ollama restart they would otherwise
+    /// hold their descriptors until taken).
+    pub async fn sweep(&self) {
+        // Unconstrained for the same reason as in `checkout`; a waker that
+        // does nothing, as nothing waits on an idle connection.
+        let sweep = std::future::poll_fn(|_| {
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            if let Ok(mut idle) = self.inner.idle.lock() {
+                let timeout = self.inner.idle_timeout;
+                idle.retain_mut(|i| i.since.elapsed() < timeout && i.lease.poll_reusable(&mut cx));
             }
-        }
+            Poll::Ready(())
+        });
+        tokio::task::unconstrained(sweep).await
     }
 
     /// Idle connections held.

@@ -123,10 +123,10 @@ async fn idle_connections_past_their_timeout_are_swept() {
     let (addr, accepted) = counting_server(false).await;
     let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_millis(50), 8);
     assert_eq!(fetch(&pool, "/").await, "ok");
-    pool.sweep();
+    pool.sweep().await;
     assert_eq!(pool.idle_count(), 1, "a fresh idle connection stays");
     tokio::time::sleep(Duration::from_millis(80)).await;
-    pool.sweep();
+    pool.sweep().await;
     assert_eq!(pool.idle_count(), 0);
     assert_eq!(fetch(&pool, "/").await, "ok");
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
@@ -181,4 +181,24 @@ async fn after_the_upstream_closed_every_idle_connection_a_new_one_is_opened() {
     );
     assert_eq!(accepted.load(Ordering::SeqCst), IDLE + 1);
     assert_eq!(pool.idle_count(), 1);
+}
+
+#[tokio::test]
+async fn the_sweep_closes_idle_connections_the_upstream_closed() {
+    let (addr, _, close) = closable_server(false).await;
+    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 1024);
+    let mut leases = Vec::new();
+    for _ in 0..200 {
+        leases.push(pool.checkout().await.unwrap());
+    }
+    for lease in leases {
+        let response = lease.send(get("/")).await.ok().unwrap();
+        response.into_body().collect().await.unwrap();
+    }
+    pool.sweep().await;
+    assert_eq!(pool.idle_count(), 200, "open connections stay");
+    close.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pool.sweep().await;
+    assert_eq!(pool.idle_count(), 0);
 }
