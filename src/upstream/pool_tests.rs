@@ -79,6 +79,20 @@ fn pool_for(addr: String) -> Pool {
     Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 8)
 }
 
+/// A pool holding `n` idle connections to `addr`, each used once.
+async fn pool_with_idle(addr: String, n: usize) -> Pool {
+    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 1024);
+    let mut leases = Vec::new();
+    for _ in 0..n {
+        leases.push(pool.checkout().await.unwrap());
+    }
+    for lease in leases {
+        let response = lease.send(get("/")).await.ok().unwrap();
+        response.into_body().collect().await.unwrap();
+    }
+    pool
+}
+
 #[tokio::test]
 async fn sequential_requests_reuse_one_connection() {
     let (addr, accepted) = counting_server(false).await;
@@ -160,15 +174,7 @@ async fn after_the_upstream_closed_every_idle_connection_a_new_one_is_opened() {
     // task poll), so checking them all takes more than one budget.
     const IDLE: usize = 200;
     let (addr, accepted, close) = closable_server(false).await;
-    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 1024);
-    let mut leases = Vec::new();
-    for _ in 0..IDLE {
-        leases.push(pool.checkout().await.unwrap());
-    }
-    for lease in leases {
-        let response = lease.send(get("/")).await.ok().unwrap();
-        response.into_body().collect().await.unwrap();
-    }
+    let pool = pool_with_idle(addr, IDLE).await;
     assert_eq!(pool.idle_count(), IDLE);
     close.send(()).unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -186,15 +192,7 @@ async fn after_the_upstream_closed_every_idle_connection_a_new_one_is_opened() {
 #[tokio::test]
 async fn the_sweep_closes_idle_connections_the_upstream_closed() {
     let (addr, _, close) = closable_server(false).await;
-    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 1024);
-    let mut leases = Vec::new();
-    for _ in 0..200 {
-        leases.push(pool.checkout().await.unwrap());
-    }
-    for lease in leases {
-        let response = lease.send(get("/")).await.ok().unwrap();
-        response.into_body().collect().await.unwrap();
-    }
+    let pool = pool_with_idle(addr, 200).await;
     pool.sweep().await;
     assert_eq!(pool.idle_count(), 200, "open connections stay");
     close.send(()).unwrap();
