@@ -33,9 +33,10 @@ pub async fn handle(State(state): State<AppState>, req: Request) -> Response {
 }
 
 async fn handle_inner(state: AppState, req: Request) -> Result<Response, ProxyError> {
-    let path = req.uri().path().to_string();
-    let class = RouteClass::of(req.method(), &path);
+    let path = req.uri().path();
+    let class = RouteClass::of(req.method(), path);
     let is_blob = path.starts_with("/api/blobs/");
+    let changes_models = changes_models(path);
     if !is_blob {
         check_content_length(&req, state.config.body_limit)?;
     }
@@ -47,7 +48,7 @@ async fn handle_inner(state: AppState, req: Request) -> Result<Response, ProxyEr
         let admission = gate::admit(&state, &policy, &parts, class, model.as_deref()).await?;
         let req = Request::from_parts(parts, Body::from(bytes));
         let response = forward(&state, req).await?;
-        if response.status().is_success() && changes_models(&path) {
+        if response.status().is_success() && changes_models {
             state.capabilities.invalidate_all();
         }
         return Ok(gate::hold_until_done(response, admission));

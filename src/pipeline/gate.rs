@@ -145,8 +145,18 @@ pub fn hold_until_done(response: Response, admission: Admission) -> Response {
         .inner
         .as_ref()
         .is_some_and(limits::Admission::charges_tokens);
-    if let Some(a) = &admission.inner {
+    if let Some(a) = &admission.inner
+        && a.rate_info().is_some()
+    {
         parts.headers.extend(a.rate_headers());
+    }
+    let holds = admission
+        .inner
+        .as_ref()
+        .is_some_and(|a| a.holds_slot() || a.charges_tokens());
+    if !holds {
+        // No slot to release and no budget to charge: nothing to wait for.
+        return Response::from_parts(parts, body);
     }
     Response::from_parts(
         parts,
