@@ -218,6 +218,13 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 
 /// Remove hop-by-hop headers, including those named in `Connection`.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    // Most messages carry none: one pass over the names is cheaper than
+    // removing each by hash.
+    let present =
+        |name: &HeaderName| HOP_BY_HOP.contains(name) || name.as_str() == "proxy-connection";
+    if !headers.keys().any(present) {
+        return;
+    }
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
