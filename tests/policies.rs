@@ -1090,6 +1090,12 @@ async fn the_binary_drains_streams_on_sigterm() {
         assert!(log.contains("draining"), "{log}");
         assert!(!log.contains(KEY), "the key is in the log");
         assert!(log.contains("drain-test"), "the key id is logged instead");
+        let access = log
+            .lines()
+            .find(|l| l.contains("augur::access") && l.contains("/api/chat"))
+            .unwrap_or_else(|| panic!("no access log line for the stream: {log}"));
+        assert!(access.contains("slow-stream"), "model: {access}");
+        assert!(access.contains("drain-test"), "principal: {access}");
     })
     .await;
 }

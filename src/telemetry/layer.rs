@@ -152,7 +152,6 @@ struct Finish {
 
 /// Metric handles of one (route, status), registered once per worker
 /// thread instead of being looked up by name and labels per request.
-#[derive(Clone)]
 struct RouteMetrics {
     requests: metrics::Counter,
     duration: metrics::Histogram,
@@ -166,18 +165,17 @@ thread_local! {
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
-fn route_metrics(route: &'static str, status: u16) -> RouteMetrics {
+/// Run `f` with the metric handles of (route, status), registered on first use.
+fn with_route_metrics(route: &'static str, status: u16, f: impl FnOnce(&RouteMetrics)) {
     ROUTE_METRICS.with(|cache| {
-        cache
-            .borrow_mut()
-            .entry((route, status))
-            .or_insert_with(|| RouteMetrics {
-                requests: metrics::counter!("augur_requests_total", "route" => route, "status" => status.to_string()),
-                duration: metrics::histogram!("augur_request_duration_seconds", "route" => route),
-                upstream: metrics::histogram!("augur_upstream_duration_seconds", "route" => route),
-                overhead: metrics::histogram!("augur_overhead_seconds", "route" => route),
-            })
-            .clone()
+        let mut cache = cache.borrow_mut();
+        let m = cache.entry((route, status)).or_insert_with(|| RouteMetrics {
+            requests: metrics::counter!("augur_requests_total", "route" => route, "status" => status.to_string()),
+            duration: metrics::histogram!("augur_request_duration_seconds", "route" => route),
+            upstream: metrics::histogram!("augur_upstream_duration_seconds", "route" => route),
+            overhead: metrics::histogram!("augur_overhead_seconds", "route" => route),
+        });
+        f(m);
     })
 }
 
@@ -189,14 +187,15 @@ impl Finish {
         let total = self.started.elapsed();
         let upstream = self.timing.upstream();
         let overhead = total.saturating_sub(upstream);
-        let m = route_metrics(self.route, self.status);
-        m.requests.increment(1);
-        m.duration.record(total.as_secs_f64());
-        if !upstream.is_zero() {
-            m.upstream.record(upstream.as_secs_f64());
-        }
-        m.overhead.record(overhead.as_secs_f64());
-        if !tracing::enabled!(target: "augur::access", tracing::Level::INFO) {
+        with_route_metrics(self.route, self.status, |m| {
+            m.requests.increment(1);
+            m.duration.record(total.as_secs_f64());
+            if !upstream.is_zero() {
+                m.upstream.record(upstream.as_secs_f64());
+            }
+            m.overhead.record(overhead.as_secs_f64());
+        });
+        if !super::access_log_enabled() {
             return;
         }
         let labels = self.timing.labels();

@@ -37,7 +37,13 @@ pub fn install_metrics() -> Result<PrometheusHandle, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Whether the access log is written: its labels are only kept then.
+pub(crate) fn access_log_enabled() -> bool {
+    tracing::enabled!(target: "augur::access", tracing::Level::INFO)
+}
+
 /// Per-request timing and labels, shared between the stages of one request.
+/// The labels are kept only while the access log is on.
 #[derive(Debug, Default)]
 pub struct Timing {
     upstream_headers_ns: AtomicU64,
@@ -68,6 +74,9 @@ impl Timing {
 
     /// Record the model a request is for.
     pub fn set_model(&self, model: &str) {
+        if !access_log_enabled() {
+            return;
+        }
         if let Ok(mut l) = self.labels.lock() {
             l.model = Some(model.to_string());
         }
@@ -75,6 +84,9 @@ impl Timing {
 
     /// Record who sent the request (an API key id or "anonymous").
     pub fn set_principal(&self, principal: &str) {
+        if !access_log_enabled() {
+            return;
+        }
         if let Ok(mut l) = self.labels.lock() {
             l.principal = Some(principal.to_string());
         }
