@@ -238,6 +238,9 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     headers.remove("proxy-connection");
 }
 
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+
 fn prepare_request_headers(
     headers: &mut HeaderMap,
     authority: &HeaderValue,
@@ -246,7 +249,7 @@ fn prepare_request_headers(
     strip_hop_by_hop(headers);
     headers.insert(header::HOST, authority.clone());
     if let Some(client) = client {
-        let forwarded = match headers.get("x-forwarded-for").map(HeaderValue::as_bytes) {
+        let forwarded = match headers.get(&X_FORWARDED_FOR).map(HeaderValue::as_bytes) {
             Some(prior) if !prior.is_empty() => {
                 let mut joined = prior.to_vec();
                 joined.extend_from_slice(b", ");
@@ -256,10 +259,10 @@ fn prepare_request_headers(
             _ => Some(client.forwarded_for.clone()),
         };
         if let Some(v) = forwarded {
-            headers.insert("x-forwarded-for", v);
+            headers.insert(X_FORWARDED_FOR, v);
         }
-        if !headers.contains_key("x-forwarded-proto") {
-            headers.insert("x-forwarded-proto", HeaderValue::from_static("http"));
+        if !headers.contains_key(&X_FORWARDED_PROTO) {
+            headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static("http"));
         }
     }
 }

@@ -36,6 +36,11 @@ use crate::error::ProxyError;
 
 type Conn = http1::Connection<TokioIo<TcpStream>, Body>;
 
+thread_local! {
+    static CONNECTIONS_OPENED: metrics::Counter =
+        metrics::counter!("augur_upstream_connections_opened_total");
+}
+
 /// Idle connections to one upstream address.
 #[derive(Clone)]
 pub struct Pool {
@@ -142,7 +147,7 @@ impl Pool {
             .map_err(|e| {
                 ProxyError::UpstreamUnavailable(format!("upstream handshake failed: {e}"))
             })?;
-        metrics::counter!("augur_upstream_connections_opened_total").increment(1);
+        CONNECTIONS_OPENED.with(|c| c.increment(1));
         Ok(Lease {
             sender,
             conn: Some(conn),
