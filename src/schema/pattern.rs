@@ -10,6 +10,10 @@
 
 /// Largest product of nested bounded repetitions kept in a pattern; GBNF
 /// refuses expansions of 2000 rules and more.
+mod class;
+
+use class::push_class_char;
+
 const MAX_REPEAT_PRODUCT: u64 = 1000;
 
 const DIGIT: &str = "0-9";
@@ -342,136 +346,6 @@ impl Translator {
         }
         Ok(())
     }
-
-    /// An escape outside a class, emitted as a one-character class so that
-    /// a following quantifier applies to it alone.
-    fn escape(&mut self) -> Result<(), String> {
-        let Some(c) = self.peek() else {
-            return Err("trailing backslash".into());
-        };
-        self.pos += 1;
-        let class = match c {
-            'd' => format!("[{DIGIT}]"),
-            'D' => format!("[^{DIGIT}]"),
-            'w' => format!("[{WORD}]"),
-            'W' => format!("[^{WORD}]"),
-            's' => format!("[{SPACE}]"),
-            'S' => format!("[^{SPACE}]"),
-            _ => {
-                let ch = self.escaped_char(c)?;
-                let mut s = String::from("[");
-                push_class_char(&mut s, ch, true);
-                s.push(']');
-                s
-            }
-        };
-        self.out.push_str(&class);
-        Ok(())
-    }
-
-    /// The character an escape (other than a shorthand class) stands for.
-    fn escaped_char(&mut self, c: char) -> Result<char, String> {
-        Ok(match c {
-            'n' => '\n',
-            't' => '\t',
-            'r' => '\r',
-            'f' => '\u{0C}',
-            'v' => '\u{0B}',
-            '0' => '\0',
-            'x' => self.hex(2)?,
-            'u' => self.hex(4)?,
-            c if c.is_ascii_alphanumeric() => {
-                return Err(format!("unsupported escape \\{c}"));
-            }
-            c => c,
-        })
-    }
-
-    fn hex(&mut self, n: usize) -> Result<char, String> {
-        let digits: String = self.chars.iter().skip(self.pos).take(n).collect();
-        if digits.len() != n || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err("invalid hex escape".into());
-        }
-        self.pos += n;
-        u32::from_str_radix(&digits, 16)
-            .ok()
-            .and_then(char::from_u32)
-            .ok_or_else(|| "invalid hex escape".to_string())
-    }
-
-    /// A `[...]` class; `pos` is just after `[`.
-    fn class(&mut self) -> Result<(), String> {
-        let mut body = String::new();
-        let negated = self.peek() == Some('^');
-        if negated {
-            self.pos += 1;
-        }
-        let mut items = 0usize;
-        loop {
-            let Some(c) = self.peek() else {
-                return Err("unbalanced square brackets".into());
-            };
-            self.pos += 1;
-            match c {
-                ']' if items > 0 => break,
-                ']' => return Err("empty character class".into()),
-                '\\' => {
-                    let Some(e) = self.peek() else {
-                        return Err("trailing backslash".into());
-                    };
-                    self.pos += 1;
-                    match e {
-                        'd' => body.push_str(DIGIT),
-                        'w' => body.push_str(WORD),
-                        's' => body.push_str(SPACE),
-                        'D' | 'W' | 'S' => {
-                            return Err(format!("\\{e} inside a character class"));
-                        }
-                        'b' => push_class_char(&mut body, '\u{08}', true),
-                        _ => {
-                            let ch = self.escaped_char(e)?;
-                            push_class_char(&mut body, ch, true);
-                        }
-                    }
-                }
-                '-' => {
-                    // A range dash only between two items and before ']'.
-                    let is_range =
-                        items > 0 && !body.ends_with('-') && self.peek().is_some_and(|n| n != ']');
-                    if is_range {
-                        body.push('-');
-                        continue;
-                    }
-                    body.push_str("\\x2D");
-                }
-                c => push_class_char(&mut body, c, true),
-            }
-            items += 1;
-        }
-        self.out.push('[');
-        if negated {
-            self.out.push('^');
-        }
-        self.out.push_str(&body);
-        self.out.push(']');
-        Ok(())
-    }
-}
-
-/// Append `c` as a GBNF character-class member.
-fn push_class_char(out: &mut String, c: char, in_class: bool) {
-    match c {
-        '\\' => out.push_str("\\\\"),
-        ']' => out.push_str("\\]"),
-        '[' => out.push_str("\\["),
-        '\n' => out.push_str("\\n"),
-        '\t' => out.push_str("\\t"),
-        '\r' => out.push_str("\\r"),
-        '-' => out.push_str("\\x2D"),
-        '^' if in_class => out.push_str("\\x5E"),
-        c if c.is_ascii_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
-        c => out.push(c),
-    }
 }
 
 /// Parse `{n}`, `{n,}` or `{n,m}` at the start of `s`: (min, max, length).
@@ -499,50 +373,4 @@ fn parse_braces(s: &[char]) -> Option<(u64, Option<u64>, usize)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::to_grammar_pattern as t;
-
-    #[test]
-    fn anchors_unanchored_patterns() {
-        assert_eq!(t("ab+").as_deref(), Ok("^.*(?:ab+).*$"));
-        assert_eq!(t("^ab+$").as_deref(), Ok("^ab+$"));
-        assert_eq!(t("^ab").as_deref(), Ok("^(?:ab).*$"));
-        assert_eq!(t("ab$").as_deref(), Ok("^.*(?:ab)$"));
-        assert_eq!(t("a|b").as_deref(), Ok("^.*(?:a|b).*$"));
-        assert_eq!(t("^a|b$").as_deref(), Ok("^(?:(a).*|.*(b))$"));
-    }
-
-    #[test]
-    fn translates_shorthand_classes() {
-        assert_eq!(t(r"^\d{3}-\d{4}$").as_deref(), Ok("^[0-9]{3}-[0-9]{4}$"));
-        assert_eq!(t(r"^\w+$").as_deref(), Ok("^[a-zA-Z0-9_]+$"));
-        assert_eq!(t(r"^[\d.]+$").as_deref(), Ok("^[0-9.]+$"));
-        assert_eq!(t(r"^\s*$").as_deref(), Ok(r"^[ \t\n\r]*$"));
-        assert_eq!(t(r"^a\.b$").as_deref(), Ok("^a[.]b$"));
-        assert_eq!(t(r"^[a\-z]$").as_deref(), Ok(r"^[a\x2Dz]$"));
-        assert_eq!(t(r"^a\/b$").as_deref(), Ok("^a[/]b$"));
-        assert_eq!(t("^(?<y>[0-9]{4})$").as_deref(), Ok("^([0-9]{4})$"));
-        assert_eq!(t("^a+?$").as_deref(), Ok("^a+$"));
-    }
-
-    #[test]
-    fn refuses_untranslatable_patterns() {
-        for p in [
-            r"\bword\b",
-            "(?=a)b",
-            "(?!x)",
-            r"(a)\1",
-            r"\p{L}+",
-            "a{5000}",
-            "(a{100}){100}",
-            "",
-            "a^b",
-            "(ab",
-            "[ab",
-            "*a",
-            r"[\D]",
-        ] {
-            assert!(t(p).is_err(), "{p} should be refused");
-        }
-    }
-}
+mod tests;
