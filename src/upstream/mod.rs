@@ -1,7 +1,7 @@
 //! Forwarding to Ollama with hyper's HTTP/1.1 client: bytes through
 //! untouched (no redirects, no decompression, no header rewriting beyond
 //! what a reverse proxy must do). Connections are kept alive in a
-//! [`pool::Pool`] and driven by the request using them.
+//! pool (`pool.rs`) and driven by the request using them.
 //!
 //! What this module changes on the way up: `Host` becomes the upstream's
 //! (Ollama answers 403 to a non-local Host when it listens on loopback),
