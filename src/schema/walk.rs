@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 use super::merge::merge_into;
 use super::types::{TypeName, any_value, is_any_value, keywords_for, map_type_name};
 
+mod logic;
+
 /// A `$ref` may be expanded this many times on one path (recursion bound).
 const MAX_REF_REPEAT: usize = 2;
 /// Total `$ref` expansions per schema before references become "any value".
@@ -174,97 +176,6 @@ impl<'a> Walker<'a> {
         find_nested_def(self.root, name, 0).cloned()
     }
 
-    fn flatten_all_of(
-        &mut self,
-        m: &mut Map<String, Value>,
-        all: &Value,
-        path: &str,
-        depth: usize,
-    ) {
-        let Some(parts) = all.as_array() else {
-            self.note(path, "dropped non-array allOf");
-            return;
-        };
-        for (i, part) in parts.iter().enumerate() {
-            let sub = format!("{path}/allOf/{i}");
-            match self.walk(part, &sub, depth + 1) {
-                Out::Never => self.note(&sub, "dropped false allOf member"),
-                Out::Schema(v) if is_any_value(&v) => {}
-                Out::Schema(Value::Object(v)) => {
-                    for k in merge_into(m, &v) {
-                        self.note(path, format!("allOf: conflicting {k}, kept the first"));
-                    }
-                }
-                Out::Schema(_) => {}
-            }
-        }
-        self.note(path, "merged allOf");
-    }
-
-    fn alternatives(
-        &mut self,
-        m: Map<String, Value>,
-        alts: &Value,
-        path: &str,
-        depth: usize,
-    ) -> Out {
-        let list = match alts.as_array() {
-            Some(list) if !list.is_empty() => list,
-            _ => {
-                self.note(path, "dropped empty or non-array anyOf");
-                return self.typed(m, path, depth);
-            }
-        };
-        let siblings: Map<String, Value> = m
-            .iter()
-            .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()) && !k.starts_with('$'))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if !siblings.is_empty() {
-            self.note(path, "moved keywords next to anyOf into each branch");
-        }
-        let mut branches = Vec::new();
-        for (i, alt) in list.iter().enumerate() {
-            let sub = format!("{path}/anyOf/{i}");
-            let merged = match alt {
-                Value::Object(b) if !siblings.is_empty() => {
-                    let mut b = b.clone();
-                    merge_into(&mut b, &siblings);
-                    Value::Object(b)
-                }
-                Value::Bool(true) if !siblings.is_empty() => Value::Object(siblings.clone()),
-                other => other.clone(),
-            };
-            match self.walk(&merged, &sub, depth + 1) {
-                Out::Never => self.note(&sub, "dropped false branch"),
-                Out::Schema(v) if is_any_value(&v) => return Out::Schema(v),
-                Out::Schema(v) => match only_any_of(&v) {
-                    Some(inner) => {
-                        for b in inner {
-                            if !branches.contains(b) {
-                                branches.push(b.clone());
-                            }
-                        }
-                    }
-                    None => {
-                        if !branches.contains(&v) {
-                            branches.push(v);
-                        }
-                    }
-                },
-            }
-        }
-        match branches.len() {
-            0 => Out::Never,
-            1 => Out::Schema(branches.pop().unwrap_or_else(any_value)),
-            _ => {
-                let mut out = annotations(&m);
-                out.insert("anyOf".into(), Value::Array(branches));
-                Out::Schema(Value::Object(out))
-            }
-        }
-    }
-
     /// A node without `$ref`/`anyOf`/`allOf`: settle its type, then apply
     /// the per-type keyword rules.
     fn typed(&mut self, mut m: Map<String, Value>, path: &str, depth: usize) -> Out {
@@ -392,18 +303,6 @@ fn add_null(v: Value) -> Value {
         "anyOf".to_string(),
         Value::Array(vec![v, null_schema]),
     )]))
-}
-
-/// The branches of a node that is only an `anyOf` (plus annotations).
-fn only_any_of(v: &Value) -> Option<&Vec<Value>> {
-    let m = v.as_object()?;
-    if m.keys()
-        .all(|k| k == "anyOf" || ANNOTATIONS.contains(&k.as_str()))
-    {
-        m.get("anyOf")?.as_array()
-    } else {
-        None
-    }
 }
 
 pub(super) fn annotations(m: &Map<String, Value>) -> Map<String, Value> {
