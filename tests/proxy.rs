@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{augur_bin, client, free_port, ndjson, pair, post, scrub_times, start_with};
+use common::{client, ndjson, pair, post, scrub_times, start_with};
 use fake_ollama::FakeOllama;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -372,63 +372,4 @@ async fn malformed_json_is_answered_by_the_upstream() {
         .unwrap();
     assert_eq!(v.status(), d_status);
     assert_eq!(v.text().await.unwrap(), d_text);
-}
-
-/// The soft and hard "Max open files" limits of process `pid`.
-#[cfg(target_os = "linux")]
-fn open_files_limits(pid: u32) -> (String, String) {
-    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
-    let line = limits
-        .lines()
-        .find(|l| l.starts_with("Max open files"))
-        .unwrap();
-    let fields: Vec<&str> = line["Max open files".len()..].split_whitespace().collect();
-    (fields[0].to_string(), fields[1].to_string())
-}
-
-#[cfg(target_os = "linux")]
-#[tokio::test]
-async fn the_binary_raises_its_open_files_limit() {
-    let fake = FakeOllama::builder().start().await;
-    let policies = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let bin = augur_bin();
-    // The shell lowers the soft limit; augur, exec'd in its place, starts with it.
-    let mut sh = tokio::process::Command::new("sh");
-    for (name, value) in bin.get_envs() {
-        match value {
-            Some(v) => sh.env(name, v),
-            None => sh.env_remove(name),
-        };
-    }
-    let mut child = sh
-        .arg("-c")
-        .arg("ulimit -Sn 256 && exec \"$0\" \"$@\"")
-        .arg(bin.get_program())
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .args(["--admin-listen", &format!("127.0.0.1:{}", free_port())])
-        .args(["--upstream", &fake.url()])
-        .arg("--policies")
-        .arg(policies.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "augur did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (soft, hard) = open_files_limits(child.id().unwrap());
-    assert_eq!(soft, hard, "soft limit raised to the hard limit");
-    assert_ne!(soft, "256");
-    child.kill().await.unwrap();
 }
