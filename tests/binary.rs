@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{augur_bin, client, free_port, ndjson};
+use common::{augur_bin, augur_env, client, free_port, ndjson};
 use fake_ollama::FakeOllama;
 use serde_json::json;
 
@@ -197,31 +197,22 @@ async fn the_binary_raises_its_open_files_limit() {
     let fake = FakeOllama::builder().start().await;
     let policies = tempfile::tempdir().unwrap();
     let port = free_port();
-    let bin = augur_bin();
     // The shell lowers the soft limit; augur, exec'd in its place, starts with it.
-    let mut sh = tokio::process::Command::new("sh");
-    for (name, value) in bin.get_envs() {
-        match value {
-            Some(v) => sh.env(name, v),
-            None => sh.env_remove(name),
-        };
-    }
-    let mut child = sh
+    let mut child = tokio::process::Command::from(augur_env("sh"))
         .arg("-c")
         .arg("ulimit -Sn 256 && exec \"$0\" \"$@\"")
-        .arg(bin.get_program())
+        .arg(env!("CARGO_BIN_EXE_augur"))
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(["--admin-listen", &format!("127.0.0.1:{}", free_port())])
         .args(["--upstream", &fake.url()])
         .arg("--policies")
         .arg(policies.path())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     while tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .is_err()

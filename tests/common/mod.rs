@@ -186,7 +186,13 @@ pub fn ndjson(text: &str) -> Vec<serde_json::Value> {
 /// The `augur` binary, run from the repository root, with no `AUGUR_*`
 /// settings inherited from the environment.
 pub fn augur_bin() -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_augur"));
+    augur_env(env!("CARGO_BIN_EXE_augur"))
+}
+
+/// `program` (the binary itself, or a shell that starts it) with the
+/// environment and working directory of [`augur_bin`].
+pub fn augur_env(program: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
     for var in [
         "AUGUR_CONFIG",
