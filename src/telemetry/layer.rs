@@ -121,13 +121,8 @@ where
             .headers
             .insert(REQUEST_ID.clone(), finish.request_id.clone());
         finish.status = parts.status.as_u16();
-        finish.streaming = parts
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| {
-                ct.starts_with("application/x-ndjson") || ct.starts_with("text/event-stream")
-            });
+        finish.streaming =
+            crate::upstream::is_stream(parts.headers.get(http::header::CONTENT_TYPE));
         if finish.streaming {
             STREAMS_IN_FLIGHT.with(|g| g.increment(1.0));
         }
