@@ -258,6 +258,23 @@ async fn slow_first_byte_is_504() {
 }
 
 #[tokio::test]
+async fn the_idle_timeout_counts_from_the_last_chunk() {
+    let fake = FakeOllama::builder().start().await;
+    let chat = json!({"model": "slow-stream", "messages": [{"role": "user", "content": "hi"}]});
+    // Chunks come every 200 ms for about 2 s: a 500 ms idle timeout,
+    // re-armed at each chunk, never fires.
+    let augur = start_with(&fake.url(), |c| c.idle_timeout = Duration::from_millis(500)).await;
+    let lines = ndjson(&post(&augur, "/api/chat", &chat).await.text().await.unwrap());
+    assert_eq!(lines.last().unwrap()["done"], true, "{lines:?}");
+    // A 100 ms idle timeout fires after the first chunk.
+    let augur = start_with(&fake.url(), |c| c.idle_timeout = Duration::from_millis(100)).await;
+    let lines = ndjson(&post(&augur, "/api/chat", &chat).await.text().await.unwrap());
+    let last = lines.last().unwrap();
+    assert_eq!(last["error"], "upstream stalled for 100 ms", "{lines:?}");
+    assert!(lines.iter().all(|l| l["done"] != true));
+}
+
+#[tokio::test]
 async fn a_cut_stream_ends_with_an_error_line() {
     let (_fake, augur) = pair().await;
     let body = json!({"model": "stream-cut", "messages": [{"role": "user", "content": "hi"}]});

@@ -72,7 +72,11 @@ pin_project_lite::pin_project! {
         pub(super) inner: DrivenBody,
         pub(super) terminator: Terminator,
         pub(super) idle_timeout: Duration,
+        // The idle timer, kept across frames so that it is allocated once.
         pub(super) sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+        // Whether `sleep` counts from the last frame (it is re-armed at
+        // the first wait after each frame).
+        pub(super) armed: bool,
         pub(super) state: State,
         pub(super) timing: Option<Arc<Timing>>,
         pub(super) started: Instant,
@@ -93,7 +97,7 @@ impl HttpBody for GuardedBody {
         }
         match this.inner.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
-                *this.sleep = None;
+                *this.armed = false;
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(None) => {
@@ -118,6 +122,12 @@ impl HttpBody for GuardedBody {
             }
             Poll::Pending => {
                 let idle = *this.idle_timeout;
+                if !*this.armed
+                    && let Some(sleep) = this.sleep.as_mut()
+                {
+                    sleep.as_mut().reset(tokio::time::Instant::now() + idle);
+                }
+                *this.armed = true;
                 let sleep = this
                     .sleep
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));

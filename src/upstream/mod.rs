@@ -152,6 +152,7 @@ impl Upstream {
             terminator,
             idle_timeout: self.idle_timeout,
             sleep: None,
+            armed: false,
             state: State::Streaming,
             timing,
             started,
