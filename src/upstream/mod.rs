@@ -31,7 +31,8 @@ use pool::{Pool, SendError};
 const MAX_IDLE: usize = 1024;
 /// How long an idle upstream connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-/// How often idle connections past their timeout are closed.
+/// How often idle connections past their timeout, or closed by the
+/// upstream, are dropped.
 const SWEEP_EVERY: Duration = Duration::from_secs(15);
 
 /// The forwarding client and where it forwards to.
@@ -99,8 +100,8 @@ impl Upstream {
         })
     }
 
-    /// Close idle upstream connections past their timeout every few
-    /// seconds, for as long as the current runtime runs.
+    /// Drop idle upstream connections past their timeout or closed by the
+    /// upstream every few seconds, for as long as the current runtime runs.
     pub fn spawn_sweeper(&self) {
         let pool = self.pool.clone();
         tokio::spawn(async move {
