@@ -101,12 +101,15 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
     let state =
         AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
     state.upstream.spawn_sweeper();
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let admin = TcpListener::bind(config.admin_listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.admin_listen))?;
     tracing::info!(
         listen = %config.listen,
-        workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        workers,
         admin = %config.admin_listen,
         upstream = %config.upstream,
         open_files = open_files.map_or_else(|| "unlimited".to_string(), |n| n.to_string()),
@@ -140,9 +143,6 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
         config.client_header_timeout,
         std::time::Duration::from_secs(1),
     ));
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
     app::serve_workers(state, config.listen, workers, shutdown).await?;
     let _ = admin_task.await;
     housekeeping.abort();
