@@ -6,6 +6,8 @@
     clippy::field_reassign_with_default
 )]
 
+pub mod process;
+
 use std::{net::SocketAddr, path::Path, time::Duration};
 
 use augur::{

@@ -1,0 +1,154 @@
+//! The `augur` binary as a child process, and what it costs: resident
+//! memory and CPU time read from `/proc`, so resource bounds are checked on
+//! the real process rather than on a test's own threads.
+
+use std::{
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use super::{augur_bin, client, free_port};
+
+/// A running `augur` binary; killed when dropped.
+pub struct Process {
+    pub child: tokio::process::Child,
+    /// Base URL of the proxy listener.
+    pub url: String,
+    /// Base URL of the admin listener.
+    pub admin: String,
+    pub pid: u32,
+}
+
+/// Options for [`Process::start`].
+#[derive(Default)]
+pub struct Start<'a> {
+    pub upstream: &'a str,
+    pub policies: Option<&'a Path>,
+    pub schemas: Option<&'a Path>,
+    /// A config file (TOML), written to a temporary file.
+    pub config: Option<&'a str>,
+    pub env: Vec<(&'a str, &'a str)>,
+    /// Where stderr (the log) goes; discarded when `None`.
+    pub log: Option<&'a Path>,
+}
+
+impl Process {
+    /// Start augur and wait until its admin listener answers (at most 10 s).
+    pub async fn start(opts: Start<'_>) -> Process {
+        let (port, admin_port) = (free_port(), free_port());
+        let mut cmd = tokio::process::Command::from(augur_bin());
+        cmd.args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--admin-listen", &format!("127.0.0.1:{admin_port}")])
+            .args(["--upstream", opts.upstream])
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let empty = tempfile::tempdir().unwrap();
+        cmd.arg("--policies")
+            .arg(opts.policies.unwrap_or(empty.path()));
+        cmd.arg("--schemas")
+            .arg(opts.schemas.unwrap_or(empty.path()));
+        let config_file = opts.config.map(|text| {
+            let f = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(f.path(), text).unwrap();
+            f
+        });
+        if let Some(f) = &config_file {
+            cmd.arg("--config").arg(f.path());
+        }
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        match opts.log {
+            Some(path) => cmd.stderr(std::fs::File::create(path).unwrap()),
+            None => cmd.stderr(std::process::Stdio::null()),
+        };
+        let child = cmd.spawn().unwrap();
+        let pid = child.id().unwrap();
+        let admin = format!("http://127.0.0.1:{admin_port}");
+        let c = client();
+        let up = Instant::now();
+        loop {
+            if let Ok(r) = c.get(format!("{admin}/-/healthy")).send().await
+                && r.status() == 200
+            {
+                break;
+            }
+            assert!(
+                up.elapsed() < Duration::from_secs(10),
+                "augur did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The temporary files must outlive the start; the process has
+        // read them by now.
+        drop(config_file);
+        drop(empty);
+        Process {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            admin,
+            pid,
+        }
+    }
+
+    /// Resident set size in bytes (`VmRSS`).
+    pub fn rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        kb * 1024
+    }
+
+    /// User plus system CPU time used so far.
+    pub fn cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap();
+        // Fields after the command name, which is in parentheses and may
+        // hold spaces: state is field 3, utime 14, stime 15.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        Duration::from_millis(ticks * 1000 / clock_ticks())
+    }
+
+    /// Open file descriptors.
+    pub fn open_files(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid))
+            .unwrap()
+            .count()
+    }
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` times.
+fn clock_ticks() -> u64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100)
+}
+
+/// What a piece of work cost the process: CPU time and RSS growth.
+pub struct Cost {
+    pub cpu: Duration,
+    pub rss_growth: i64,
+}
+
+/// Run `work` and measure what it cost `process`.
+pub async fn measure<T>(
+    process: &Process,
+    work: impl std::future::Future<Output = T>,
+) -> (T, Cost) {
+    let (cpu0, rss0) = (process.cpu(), process.rss());
+    let out = work.await;
+    let cost = Cost {
+        cpu: process.cpu().saturating_sub(cpu0),
+        rss_growth: process.rss() as i64 - rss0 as i64,
+    };
+    (out, cost)
+}
