@@ -2,11 +2,16 @@
 //!
 //! A proxied request meets, outermost first:
 //!
-//! 1. the connection: its [`crate::upstream::ClientInfo`] goes into every
-//!    request's extensions;
+//! 1. the connection: at most `max_connections` at once, the first byte
+//!    within `client_header_timeout`; its [`crate::upstream::ClientInfo`]
+//!    goes into every request's extensions;
 //! 2. [`crate::telemetry::Telemetry`]: request id, timing, access log,
 //!    metrics; adds `Arc<Timing>` to the request extensions;
-//! 3. the routes: the body-aware pipeline for chat/generate/show/tags and
+//! 3. [`crate::ingress::Ingress`]: canonical path, route class, auth,
+//!    bounded body, allow-lists and limits; adds
+//!    [`crate::ingress::Admitted`], holds the admission until the response
+//!    body ends;
+//! 4. the routes: the body-aware pipeline for chat/generate/show/tags and
 //!    [`crate::passthrough::handle`] for everything else.
 //!
 //! Each worker thread runs its own single-threaded event loop with its own
@@ -127,11 +132,12 @@ impl AppState {
     }
 }
 
-/// The proxy: the routes inside the telemetry service.
-pub type Proxy = crate::telemetry::Telemetry<Router>;
+/// The proxy: the routes inside admission, inside the telemetry service.
+pub type Proxy = crate::telemetry::Telemetry<crate::ingress::Ingress<Router>>;
 
-/// The proxy's routes, wrapped as a whole in [`crate::telemetry::TelemetryLayer`]
-/// (one wrapper per request, rather than one per route).
+/// The proxy's routes, wrapped as a whole in [`crate::ingress::IngressLayer`]
+/// and [`crate::telemetry::TelemetryLayer`] (one wrapper each per request,
+/// rather than one per route).
 pub fn router(state: AppState) -> Proxy {
     use crate::pipeline::native;
     use axum::routing::post;
@@ -158,18 +164,47 @@ pub fn router(state: AppState) -> Proxy {
             axum::routing::get(crate::pipeline::advertise::tags).fallback(passthrough::handle),
         )
         .fallback(passthrough::handle)
-        .with_state(state);
-    crate::telemetry::TelemetryLayer.layer(routes)
+        .with_state(state.clone());
+    let admitted = crate::ingress::IngressLayer::new(state).layer(routes);
+    crate::telemetry::TelemetryLayer.layer(admitted)
+}
+
+/// How client connections are accepted.
+#[derive(Clone)]
+pub struct Accept {
+    /// A new connection's first byte, and each request's headers, must
+    /// arrive within this.
+    pub header_timeout: Duration,
+    /// In-flight requests may finish for this long after shutdown.
+    pub drain: Duration,
+    /// One slot per open connection, shared by every listener.
+    pub slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl Accept {
+    /// Settings from the startup config.
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            header_timeout: config.client_header_timeout,
+            drain: config.drain_timeout,
+            slots: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
+        }
+    }
 }
 
 /// Serve `app` on `listener` until `shutdown` turns true, then stop
-/// accepting and let in-flight requests finish for up to `drain`.
+/// accepting and let in-flight requests finish for up to `accept.drain`.
+///
+/// A connection is accepted only while a slot is free (the rest wait in
+/// the listen backlog) and is closed if its first byte does not arrive
+/// within the header timeout: hyper's own header timeout starts only once
+/// a request has begun, so a connection that never sends a byte would
+/// otherwise hold its slot and descriptor forever.
 pub async fn serve<S, B>(
     listener: TcpListener,
     app: S,
     mut shutdown: watch::Receiver<bool>,
-    header_timeout: Duration,
-    drain: Duration,
+    accept: Accept,
 ) where
     S: tower::Service<axum::extract::Request, Response = http::Response<B>, Error = Infallible>
         + Clone
@@ -183,11 +218,18 @@ pub async fn serve<S, B>(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout)
+        .header_read_timeout(accept.header_timeout)
         .keep_alive(true);
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     loop {
+        let slot = tokio::select! {
+            slot = accept.slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            _ = shutdown.changed() => break,
+        };
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
@@ -205,10 +247,25 @@ pub async fn serve<S, B>(
                     req.map(axum::body::Body::new)
                 });
                 let service = TowerToHyperService::new(service.map_err(|e: Infallible| e));
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                let conn = graceful.watch(conn.into_owned());
+                let first_byte = accept.header_timeout;
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
+                let mut stopping = shutdown.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = conn.await {
+                    let _slot = slot;
+                    // Wait for the first byte before handing the connection
+                    // to hyper (which would wait forever to learn the
+                    // protocol); a shutdown closes it at once.
+                    let mut probe = [0u8; 1];
+                    tokio::select! {
+                        peeked = tokio::time::timeout(first_byte, stream.peek(&mut probe)) => match peeked {
+                            Ok(Ok(n)) if n > 0 => {}
+                            _ => return,
+                        },
+                        _ = stopping.changed() => return,
+                    }
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    if let Err(e) = watcher.watch(conn.into_owned()).await {
                         tracing::debug!(error = %e, "connection ended with an error");
                     }
                 });
@@ -219,7 +276,7 @@ pub async fn serve<S, B>(
     drop(listener);
     tokio::select! {
         _ = graceful.shutdown() => tracing::info!("all connections drained"),
-        _ = tokio::time::sleep(drain) => tracing::warn!("drain timeout reached; closing remaining connections"),
+        _ = tokio::time::sleep(accept.drain) => tracing::warn!("drain timeout reached; closing remaining connections"),
     }
 }
 
@@ -247,8 +304,7 @@ pub async fn serve_workers(
     workers: usize,
     shutdown: watch::Receiver<bool>,
 ) -> Result<(), String> {
-    let header_timeout = state.config.client_header_timeout;
-    let drain = state.config.drain_timeout;
+    let accept = Accept::from_config(&state.config);
     // Bind every listener before serving, so a bad address fails at start
     // and port 0 resolves to one port shared by all workers.
     let std_first = {
@@ -265,6 +321,7 @@ pub async fn serve_workers(
     for (i, std_listener) in listeners.into_iter().enumerate() {
         let worker_state = state.for_worker().map_err(|e| e.to_string())?;
         let shutdown = shutdown.clone();
+        let accept = accept.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         std::thread::Builder::new()
             .name(format!("augur-worker-{i}"))
@@ -287,7 +344,7 @@ pub async fn serve_workers(
                         Ok(listener) => {
                             worker_state.upstream.spawn_sweeper();
                             let app = router(worker_state);
-                            serve(listener, app, shutdown, header_timeout, drain).await;
+                            serve(listener, app, shutdown, accept).await;
                         }
                         Err(e) => tracing::error!(error = %e, "worker listener failed"),
                     }

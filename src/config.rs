@@ -75,6 +75,7 @@ struct FileServer {
     client_header_timeout_ms: Option<u64>,
     drain_timeout_ms: Option<u64>,
     stream_buffer_limit_bytes: Option<u64>,
+    max_connections: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -85,6 +86,7 @@ struct FileUpstream {
     first_byte_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
     capabilities_ttl_ms: Option<u64>,
+    forward_client_auth: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -113,8 +115,15 @@ pub struct Config {
     pub body_limit: u64,
     /// Largest response augur holds in memory when a feature must see it whole.
     pub stream_buffer_limit: u64,
+    /// Also the longest wait for a new connection's first byte and for each
+    /// piece of a request body.
     pub client_header_timeout: Duration,
     pub drain_timeout: Duration,
+    /// Most client connections open at once; more wait to be accepted.
+    pub max_connections: usize,
+    /// Forward `Authorization` / `X-API-Key` upstream even when policies
+    /// define API keys (for an upstream behind its own authenticating proxy).
+    pub forward_client_auth: bool,
     pub connect_timeout: Duration,
     /// Time allowed for the upstream's response headers (model loads are slow).
     pub first_byte_timeout: Duration,
@@ -137,6 +146,8 @@ impl Default for Config {
             stream_buffer_limit: 8 * 1024 * 1024,
             client_header_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
+            max_connections: 8192,
+            forward_client_auth: false,
             connect_timeout: Duration::from_secs(5),
             first_byte_timeout: Duration::from_secs(600),
             idle_timeout: Duration::from_secs(600),
@@ -217,6 +228,15 @@ impl Config {
                 d.client_header_timeout,
             ),
             drain_timeout: ms(file.server.drain_timeout_ms, d.drain_timeout),
+            max_connections: file
+                .server
+                .max_connections
+                .unwrap_or(d.max_connections)
+                .max(1),
+            forward_client_auth: file
+                .upstream
+                .forward_client_auth
+                .unwrap_or(d.forward_client_auth),
             connect_timeout: ms(file.upstream.connect_timeout_ms, d.connect_timeout),
             first_byte_timeout: ms(file.upstream.first_byte_timeout_ms, d.first_byte_timeout),
             idle_timeout: ms(file.upstream.idle_timeout_ms, d.idle_timeout),
@@ -293,6 +313,8 @@ mod tests {
         assert_eq!(c.client_header_timeout, d.client_header_timeout);
         assert_eq!(c.connect_timeout, d.connect_timeout);
         assert_eq!(c.capabilities_ttl, d.capabilities_ttl);
+        assert_eq!(c.max_connections, d.max_connections);
+        assert_eq!(c.forward_client_auth, d.forward_client_auth);
         assert_eq!(c.log_format, d.log_format);
     }
 

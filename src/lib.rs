@@ -5,8 +5,9 @@
 //!
 //! ```text
 //! 1 receive      app, telemetry      request id, access log, metrics
-//! 2 authenticate limits::auth        API key -> principal (policy snapshot)
-//! 3 rate limit   limits              per principal / model / tokens / concurrency
+//!                ingress             canonical path, route class, bounded body
+//! 2 authenticate ingress, limits     API key -> principal (policy snapshot)
+//! 3 rate limit   ingress, limits     allow-list, per principal / model / tokens / concurrency
 //! 4 normalize    format, schema      `format` values fixed, schemas made grammar-safe
 //! 5 emulate      tools               `tools` -> constrained `format` + instruction
 //! 6 forward      upstream            hyper HTTP/1.1 client, bytes untouched
@@ -15,14 +16,16 @@
 //! 9 stream back  pipeline::stream    NDJSON / SSE, one line flushed at a time
 //! ```
 //!
-//! Routes that need none of stages 4-8 are forwarded byte for byte by
-//! [`passthrough`].
+//! Stages 1-3 run in one layer ([`ingress`]) in front of every route, so
+//! no handler can skip them. Routes that need none of stages 4-8 are
+//! forwarded byte for byte by [`passthrough`].
 
 pub mod admin;
 pub mod app;
 pub mod config;
 pub mod error;
 pub mod format;
+pub mod ingress;
 pub mod limits;
 pub mod passthrough;
 pub mod pipeline;

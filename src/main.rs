@@ -136,12 +136,15 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
             limits.housekeeping();
         }
     });
+    let admin_accept = app::Accept {
+        drain: std::time::Duration::from_secs(1),
+        ..app::Accept::from_config(&config)
+    };
     let admin_task = tokio::spawn(app::serve(
         admin,
         augur::admin::router(state.clone()),
         shutdown.clone(),
-        config.client_header_timeout,
-        std::time::Duration::from_secs(1),
+        admin_accept,
     ));
     app::serve_workers(state, config.listen, workers, shutdown).await?;
     let _ = admin_task.await;

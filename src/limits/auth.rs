@@ -12,7 +12,7 @@
 
 use std::net::IpAddr;
 
-use http::{HeaderMap, Method, header::AUTHORIZATION};
+use http::{HeaderMap, header::AUTHORIZATION};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -57,20 +57,16 @@ impl Principal {
     }
 }
 
-/// Whether a route needs a key when `auth.required` is true: all but
-/// `GET`/`HEAD /` (liveness probes).
-pub fn route_needs_key(method: &Method, path: &str) -> bool {
-    !(path == "/" && (method == Method::GET || method == Method::HEAD))
-}
+/// The headers a client presents a key in.
+pub const CREDENTIAL_HEADERS: [http::HeaderName; 2] =
+    [AUTHORIZATION, http::HeaderName::from_static("x-api-key")];
 
-/// Whether a route counts toward rate, token and concurrency limits.
-/// Listing and describing models (`/api/tags`, `/api/version`, `/api/show`,
-/// `/v1/models…`) does not; pass the result as `counts` to
-/// [`super::Limits::admit`].
-pub fn route_counts(path: &str) -> bool {
-    !(matches!(path, "/api/tags" | "/api/version" | "/api/show")
-        || path == "/v1/models"
-        || path.starts_with("/v1/models/"))
+/// Remove the headers augur reads keys from: a key for augur is not a key
+/// for the upstream.
+pub fn strip_credentials(headers: &mut HeaderMap) {
+    for name in &CREDENTIAL_HEADERS {
+        headers.remove(name);
+    }
 }
 
 /// The presented key, if any.
@@ -128,12 +124,9 @@ pub fn authenticate(
     }
 }
 
-/// 403 unless the principal's key may use `model` (anonymous may use all).
-pub(crate) fn check_model(
-    policy: &Policy,
-    principal: &Principal,
-    model: &str,
-) -> Result<(), LimitError> {
+/// 403 unless the principal's key may use `model` (a normalized name;
+/// anonymous may use all).
+pub fn check_model(policy: &Policy, principal: &Principal, model: &str) -> Result<(), LimitError> {
     let Some(id) = &principal.key else {
         return Ok(());
     };
@@ -141,7 +134,7 @@ pub(crate) fn check_model(
         // The key is gone from this snapshot.
         return Err(fail("invalid_key", "invalid API key"));
     };
-    if key.allowed.allows(model) {
+    if key.allowed.allows_normalized(model) {
         return Ok(());
     }
     metrics::counter!("augur_auth_failures_total", "reason" => "forbidden_model").increment(1);

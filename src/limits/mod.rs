@@ -9,14 +9,17 @@
 //!
 //! ```text
 //! let policy = store.snapshot();                      // once per request
-//! if auth::route_needs_key(&method, path) {           // all but GET/HEAD /
+//! if route.needs_key() {                              // all but GET/HEAD /
 //!     principal = limits.authenticate(&policy, &headers, ip)?;   // 401
 //! }
+//! let name = normalize_model_name(raw);               // once per request
+//! check_model(&policy, &principal, &name)?;           // 403, every named model
+//! let model_policy = policy.models.resolve_normalized(&name);
 //! let admission = limits
-//!     .admit(&policy, &principal, model, auth::route_counts(path))
-//!     .await?;                                        // 403, 429, 503
+//!     .admit(&policy, &principal, Some((&name, &model_policy)), route.counts())
+//!     .await?;                                        // 429, 503
 //! // forward; keep `admission` alive until the response body is finished
-//! admission.charge_tokens(prompt_eval_count + eval_count);
+//! admission.charge_tokens(tokens);                    // see `usage`
 //! ```
 //!
 //! On error answer `err.status()`, `{"error": err.message()}` and
@@ -37,18 +40,20 @@ pub mod concurrency;
 pub mod error;
 pub mod rate;
 mod tokens;
+pub mod usage;
 
 use std::{net::IpAddr, sync::Arc};
 
 use http::HeaderMap;
 
-pub use auth::{Principal, authenticate, route_counts, route_needs_key};
+pub use auth::{Principal, authenticate, check_model};
 pub use concurrency::Permit;
 pub use error::{BUSY_MESSAGE, LimitError, Scope};
 pub use rate::RateInfo;
 use tokens::{BucketKey, TokenBuckets};
+pub use usage::Usage;
 
-use crate::policy::{ModelPolicy, Policy, RateLimit, normalize_model_name};
+use crate::policy::{ModelPolicy, Policy, RateLimit};
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -125,7 +130,8 @@ impl Limits {
         authenticate(policy, headers, client_ip)
     }
 
-    /// The token buckets that apply to a request, in check order.
+    /// The token buckets that apply to a request (the model's name is
+    /// normalized), in check order.
     fn buckets(
         policy: &Policy,
         principal: &Principal,
@@ -143,27 +149,25 @@ impl Limits {
         if let Some((m, model_policy)) = model
             && let Some(per_minute) = model_policy.rate_limit.and_then(|r| r.tokens_per_minute)
         {
-            let who = format!("{}\0{}", principal.limiter_key(), normalize_model_name(m));
+            let who = format!("{}\0{m}", principal.limiter_key());
             keys.push(BucketKey { per_minute, who });
         }
         keys
     }
 
-    /// Admit a request for `model` (as the client wrote it; `None` for
-    /// routes without one). In order: the key may use the model (403), the
-    /// token budgets (429), the per-principal and per-(principal, model)
-    /// rates (429), then a concurrency slot, waiting up to the queue timeout
-    /// (503). With `counts == false` only the model check runs.
+    /// Admit a request for `model` (its normalized name and resolved
+    /// settings; `None` for routes without one). In order: the token budgets
+    /// (429), the per-principal and per-(principal, model) rates (429), then
+    /// a concurrency slot, waiting up to the queue timeout (503). With
+    /// `counts == false` nothing is checked. Whether the key may use the
+    /// model is [`auth::check_model`], checked before.
     pub async fn admit(
         &self,
         policy: &Policy,
         principal: &Principal,
-        model: Option<&str>,
+        model: Option<(&str, &ModelPolicy)>,
         counts: bool,
     ) -> Result<Admission, LimitError> {
-        if let Some(m) = model {
-            auth::check_model(policy, principal, m)?;
-        }
         let mut admission = Admission {
             permit: None,
             rate: None,
@@ -173,8 +177,7 @@ impl Limits {
         if !counts {
             return Ok(admission);
         }
-        let model = model.map(|m| (m, policy.model(m)));
-        let buckets = Self::buckets(policy, principal, model.as_ref().map(|(m, p)| (*m, &**p)));
+        let buckets = Self::buckets(policy, principal, model);
         for b in &buckets {
             self.inner.tokens.check(b)?;
         }
@@ -192,19 +195,14 @@ impl Limits {
         if model_policy.rate_limit.is_none() && model_policy.concurrency.is_none() {
             return Ok(admission);
         }
-        let normalized = normalize_model_name(m);
         if let Some(rate) = model_policy.rate_limit {
-            let key = format!("{}\0{normalized}", principal.limiter_key());
+            let key = format!("{}\0{m}", principal.limiter_key());
             let info = self.inner.rates.check(Scope::Model, &rate, &key)?;
             admission.rate = RateInfo::tighter(admission.rate, info);
         }
         if let Some(limit) = model_policy.concurrency {
             let label = model_policy.matched_glob.as_deref().unwrap_or("default");
-            let permit = self
-                .inner
-                .semaphores
-                .acquire(&normalized, label, limit)
-                .await?;
+            let permit = self.inner.semaphores.acquire(m, label, limit).await?;
             admission.permit = Some(permit);
         }
         Ok(admission)
@@ -217,11 +215,9 @@ impl Limits {
         &self,
         policy: &Policy,
         principal: &Principal,
-        model: Option<&str>,
+        model: Option<(&str, &ModelPolicy)>,
         tokens: u64,
     ) {
-        let model = model.map(|m| (m, policy.model(m)));
-        let model = model.as_ref().map(|(m, p)| (*m, &**p));
         self.charge_buckets(&Self::buckets(policy, principal, model), tokens);
     }
 

@@ -14,44 +14,39 @@ use serde_json::Value;
 
 use crate::{
     app::AppState,
-    error::{Flavor, ProxyError},
+    error::ProxyError,
+    ingress::Admitted,
+    passthrough,
     policy::{EmulateTools, Policy},
 };
 
-use super::{
-    gate::{self, RouteClass},
-    native,
-};
-
 /// `POST /api/show`.
-pub async fn show(State(state): State<AppState>, req: Request) -> Response {
-    handle(state, req, true)
+pub async fn show(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
+    let flavor = admitted.route.flavor;
+    handle(state, admitted, req, true)
         .await
-        .unwrap_or_else(|e| e.into_response_for(Flavor::Ollama))
+        .unwrap_or_else(|e| e.into_response_for(flavor))
 }
 
 /// `GET /api/tags`.
-pub async fn tags(State(state): State<AppState>, req: Request) -> Response {
-    handle(state, req, false)
+pub async fn tags(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
+    let flavor = admitted.route.flavor;
+    handle(state, admitted, req, false)
         .await
-        .unwrap_or_else(|e| e.into_response_for(Flavor::Ollama))
+        .unwrap_or_else(|e| e.into_response_for(flavor))
 }
 
-async fn handle(state: AppState, req: Request, is_show: bool) -> Result<Response, ProxyError> {
-    let parsed = native::read(&state, req).await?;
-    let policy = state.policy();
-    let admission = gate::admit(
-        &state,
-        &policy,
-        &parsed.parts,
-        RouteClass::Meta,
-        parsed.model.as_deref(),
-    )
-    .await?;
-    let requested = parsed.model.clone();
-    let response = native::forward_bytes(&state, parsed).await?;
+async fn handle(
+    state: AppState,
+    admitted: Admitted,
+    req: Request,
+    is_show: bool,
+) -> Result<Response, ProxyError> {
+    let policy = admitted.policy.clone();
+    let requested = admitted.model.as_ref().map(|m| m.raw.clone());
+    let response = passthrough::forward(&state, req).await?;
     if !response.status().is_success() {
-        return Ok(gate::hold_until_done(response, admission));
+        return Ok(response);
     }
     let (mut parts, body) = response.into_parts();
     let limit = state.config.stream_buffer_limit as usize;
@@ -89,10 +84,7 @@ async fn handle(state: AppState, req: Request, is_show: bool) -> Result<Response
         }
         None => Body::from(bytes),
     };
-    Ok(gate::hold_until_done(
-        Response::from_parts(parts, body),
-        admission,
-    ))
+    Ok(Response::from_parts(parts, body))
 }
 
 /// Add "tools" to `entry.capabilities` when augur emulates tools for

@@ -190,6 +190,12 @@ impl Policy {
         self.models.resolve(model)
     }
 
+    /// Whether API keys are in use: clients' `Authorization` and
+    /// `X-API-Key` headers are then augur's, not the upstream's.
+    pub fn uses_keys(&self) -> bool {
+        self.auth.required || !self.auth.keys.is_empty()
+    }
+
     /// The policy of an empty policies directory: no auth, no limits,
     /// tool emulation `auto`, validation on.
     pub fn permissive() -> Self {

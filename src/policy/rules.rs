@@ -1,8 +1,9 @@
 //! Model globs: which `models.<glob>` entries apply to a model name, and how
 //! they are merged over the defaults.
 //!
-//! Names are matched after [`normalize_model_name`] (Ollama treats `gemma3`
-//! and `gemma3:latest` as the same model), so `gemma3:*` matches `gemma3`.
+//! Names are matched after [`normalize_model_name`] (Ollama treats `gemma3`,
+//! `gemma3:latest`, `registry.ollama.ai/library/gemma3` and `GEMMA3` as the
+//! same model), so `gemma3:*` matches all of them; matching ignores case.
 //! A pattern with no glob characters and no tag is normalized the same way,
 //! so the pattern `gemma3` matches `gemma3` and `gemma3:latest` but not
 //! `gemma3:27b`. `*` also matches `/`, so `*` matches `hf.co/org/model:q4`.
@@ -28,34 +29,34 @@ use super::{
 /// Default `concurrency.queue_timeout_ms` when a block leaves it out.
 pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 30_000;
 
-/// Ollama's normalization of a model name: append `:latest` when the last
-/// path segment carries no tag. Namespaces and hosts (with ports) are kept.
-///
-/// `gemma3` → `gemma3:latest`; `library/gemma3:2b` unchanged;
-/// `localhost:5000/m` → `localhost:5000/m:latest`.
-pub fn normalize_model_name(name: &str) -> String {
-    let name = name.trim();
-    let last = name.rsplit('/').next().unwrap_or(name);
-    if name.is_empty() || last.contains(':') || last.contains('@') {
-        name.to_string()
-    } else {
-        format!("{name}:latest")
-    }
-}
+pub use crate::wire::normalize_model_name;
 
-/// Normalize a glob the way model names are normalized, unless it contains
-/// glob characters (then it is matched as written).
+/// Normalize a glob the way model names are normalized. A pattern with
+/// glob characters is lowercased and loses a default host and namespace
+/// prefix (`registry.ollama.ai/library/gemma3:*` is `gemma3:*`), since the
+/// names it is matched against have lost theirs.
 fn normalize_pattern(pattern: &str) -> String {
-    if pattern.contains(['*', '?', '[', '{']) {
-        pattern.trim().to_string()
-    } else {
-        normalize_model_name(pattern)
+    if !pattern.contains(['*', '?', '[', '{']) {
+        return normalize_model_name(pattern);
     }
+    let mut p = pattern.trim().to_lowercase();
+    for prefix in [
+        "registry.ollama.ai/library/",
+        "registry.ollama.ai/",
+        "library/",
+    ] {
+        if let Some(rest) = p.strip_prefix(prefix) {
+            p = rest.to_string();
+            break;
+        }
+    }
+    p
 }
 
 fn glob(pattern: &str) -> Result<globset::Glob, String> {
     GlobBuilder::new(&normalize_pattern(pattern))
         .literal_separator(false)
+        .case_insensitive(true)
         .build()
         .map_err(|e| format!("invalid glob: {}", e.kind()))
 }
@@ -119,9 +120,14 @@ impl ModelGlobs {
 
     /// Whether `model` (as the client wrote it) is allowed.
     pub fn allows(&self, model: &str) -> bool {
+        self.allows_normalized(&normalize_model_name(model))
+    }
+
+    /// Whether an already normalized model name is allowed.
+    pub fn allows_normalized(&self, normalized: &str) -> bool {
         match &self.set {
             None => true,
-            Some(set) => set.is_match(normalize_model_name(model)),
+            Some(set) => set.is_match(normalized),
         }
     }
 }
@@ -245,8 +251,15 @@ impl ModelRules {
         if self.entries.is_empty() {
             return self.defaults.clone();
         }
-        let name = normalize_model_name(model);
-        let mut matching = self.entries.iter().filter(|(g, _)| g.is_match(&name));
+        self.resolve_normalized(&normalize_model_name(model))
+    }
+
+    /// Settings for an already normalized model name.
+    pub fn resolve_normalized(&self, name: &str) -> Arc<ModelPolicy> {
+        if self.entries.is_empty() {
+            return self.defaults.clone();
+        }
+        let mut matching = self.entries.iter().filter(|(g, _)| g.is_match(name));
         let Some(first) = matching.next() else {
             return self.defaults.clone();
         };

@@ -26,22 +26,23 @@ fn load(files: &[(&str, &str)]) -> Result<Policy, PolicyError> {
 }
 
 #[test]
-fn normalize_appends_latest_only_without_tag() {
-    assert_eq!(normalize_model_name("gemma3"), "gemma3:latest");
-    assert_eq!(normalize_model_name("gemma3:27b"), "gemma3:27b");
-    assert_eq!(
-        normalize_model_name("library/gemma3"),
-        "library/gemma3:latest"
-    );
-    assert_eq!(
-        normalize_model_name("hf.co/org/m:Q4_K_M"),
-        "hf.co/org/m:Q4_K_M"
-    );
-    assert_eq!(
-        normalize_model_name("localhost:5000/m"),
-        "localhost:5000/m:latest"
-    );
-    assert_eq!(normalize_model_name("m@sha256:abc"), "m@sha256:abc");
+fn globs_match_every_spelling_of_a_model() {
+    let globs = ModelGlobs::new(&["gemma3:*".to_string(), "Qwen3".to_string()]).unwrap();
+    for allowed in [
+        "gemma3",
+        "gemma3:4b",
+        "registry.ollama.ai/library/gemma3:4b",
+        "GEMMA3:4B",
+        "qwen3",
+        "library/qwen3:latest",
+    ] {
+        assert!(globs.allows(allowed), "{allowed}");
+    }
+    for refused in ["qwen3:8b", "hf.co/x/gemma3:4b", "llama3"] {
+        assert!(!globs.allows(refused), "{refused}");
+    }
+    let prefixed = ModelGlobs::new(&["registry.ollama.ai/library/gemma3:*".to_string()]).unwrap();
+    assert!(prefixed.allows("gemma3:4b"));
 }
 
 #[test]

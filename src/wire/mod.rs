@@ -1,6 +1,9 @@
 //! Wire helpers shared by every route: JSON written the way Ollama's Go
-//! server writes it, and Go-style timestamps.
+//! server writes it, Go-style timestamps, and model names as Ollama
+//! resolves them.
 
 pub mod gojson;
+pub mod model_name;
 
 pub use gojson::{created_at_now, to_go_json};
+pub use model_name::normalize_model_name;

@@ -43,8 +43,7 @@ impl Augur {
             listener,
             augur::admin::router(self.state.clone()),
             self.stop.subscribe(),
-            Duration::from_secs(5),
-            Duration::from_secs(1),
+            app::Accept::from_config(&self.state.config),
         ));
         format!("http://{addr}")
     }
@@ -88,8 +87,7 @@ pub async fn start_state(state: AppState) -> Augur {
         listener,
         router,
         rx,
-        state.config.client_header_timeout,
-        state.config.drain_timeout,
+        app::Accept::from_config(&state.config),
     ));
     Augur {
         addr,

@@ -12,73 +12,61 @@ use axum::{
     response::Response,
 };
 
-use crate::{
-    app::AppState,
-    error::{Flavor, ProxyError},
-};
+use crate::{app::AppState, error::ProxyError, ingress::Admitted};
 
 use super::{
-    flows, gate, native,
+    flows, native,
     plan::{self, Route},
     prepare,
 };
 
 /// `POST /v1/chat/completions`.
-pub async fn chat_completions(State(state): State<AppState>, req: Request) -> Response {
-    handle(state, req)
+pub async fn chat_completions(
+    State(state): State<AppState>,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
+    let flavor = admitted.route.flavor;
+    handle(state, admitted, req)
         .await
-        .unwrap_or_else(|e| e.into_response_for(Flavor::OpenAi))
+        .unwrap_or_else(|e| e.into_response_for(flavor))
 }
 
-async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
-    let native::Admitted {
-        parsed,
-        model,
-        policy,
-        admission,
-    } = native::admit(&state, req).await?;
-    let (Some(body), Some(model)) = (parsed.body.as_ref(), model) else {
-        let response = native::forward_bytes(&state, parsed).await?;
-        return Ok(gate::hold_until_done(response, admission));
+async fn handle(state: AppState, admitted: Admitted, req: Request) -> Result<Response, ProxyError> {
+    let (parts, _) = req.into_parts();
+    let bytes = admitted.body.clone().unwrap_or_default();
+    let Some(model) = admitted.model.as_ref().filter(|_| admitted.acted_on) else {
+        return native::forward_bytes(&state, parts, bytes).await;
     };
+    let body = native::parse_object(&bytes)?;
     let needs_look = body
         .get("tools")
         .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()))
         || body.get("response_format").is_some_and(|f| !f.is_null());
     if !needs_look {
-        let response = native::forward_bytes(&state, parsed).await?;
-        return Ok(gate::hold_until_done(response, admission));
+        return native::forward_bytes(&state, parts, bytes).await;
     }
-    let translated = request::translate(body)?;
-    let model_policy = policy.model(&model);
+    let translated = request::translate(&body)?;
     let plan = plan::decide(
         Route::Chat,
         &translated.body,
-        &model,
-        &model_policy,
+        &model.raw,
+        &model.policy,
         &state.capabilities,
         false,
     )
     .await?;
     if plan.tools.is_none() && !plan.validate && !plan.strip_tools && !plan.think {
-        let response = native::forward_bytes(&state, parsed).await?;
-        return Ok(gate::hold_until_done(response, admission));
+        return native::forward_bytes(&state, parts, bytes).await;
     }
-    let emulated = plan.tools.as_ref().map(|_| "tools");
-    if emulated.is_some() {
-        metrics::counter!("augur_emulations_total", "kind" => "tools").increment(1);
-    }
+    let emulated = native::emulated(&plan);
+    native::note_emulation(&parts, emulated);
     let delivery = native::delivery_for(&plan);
     let (upstream_body, expect) = prepare::prepare(Route::Chat, &translated.body, plan)?;
-    let admitted = native::Admitted {
-        parsed,
-        model: Some(model),
-        policy,
-        admission,
-    };
     let job = native::job(
         &state,
         &admitted,
+        &parts,
         Route::Chat,
         upstream_body,
         expect,
@@ -86,8 +74,5 @@ async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
     );
     let out = flows::run(job, delivery).await?;
     let meta = response::Meta::new(&translated.model, translated.include_usage);
-    Ok(gate::hold_until_done(
-        response::render(meta, out),
-        admitted.admission,
-    ))
+    Ok(response::render(meta, out))
 }

@@ -1,0 +1,324 @@
+//! The admission lives as long as the response body: a stream holds its
+//! concurrency slot until its last byte, and the request's token budgets
+//! are charged once, when the body ends or the client leaves (see
+//! [`crate::limits::usage`] for what is charged).
+
+use std::{
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use axum::{body::Body, response::Response};
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+
+use crate::{
+    limits::{
+        self, Usage,
+        usage::{counts_in, estimate_from_bytes},
+    },
+    pipeline::capabilities::Capabilities,
+};
+
+/// How much of the end of an answer is kept to read its token counts.
+const TAIL: usize = 4096;
+
+/// How the generated tokens of a body without counts are estimated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// One token per NDJSON line.
+    Lines,
+    /// One token per SSE event (two newlines each).
+    Events,
+    /// One token per four bytes.
+    Whole,
+}
+
+/// What happens when the response ends: charge, release, invalidate.
+struct Settlement {
+    admission: Option<limits::Admission>,
+    usage: Arc<Usage>,
+    /// Whether token budgets apply (the tail and counters are kept).
+    charges: bool,
+    /// Non-success answers cost only what the pipeline reported.
+    success: bool,
+    shape: Shape,
+    tail: Vec<u8>,
+    newlines: u64,
+    bytes: u64,
+    /// Dropped when a model-changing request finishes.
+    invalidate: Option<Capabilities>,
+    settled: bool,
+}
+
+impl Settlement {
+    fn observe(&mut self, data: &Bytes) {
+        if !self.charges {
+            return;
+        }
+        self.bytes += data.len() as u64;
+        self.newlines += data.iter().filter(|b| **b == b'\n').count() as u64;
+        self.tail.extend_from_slice(data);
+        if self.tail.len() > 2 * TAIL {
+            let cut = self.tail.len() - TAIL;
+            self.tail.drain(..cut);
+        }
+    }
+
+    /// Tokens to charge; `completed` is false when the client left early.
+    fn tokens(&self, completed: bool) -> u64 {
+        let generated = match self.shape {
+            Shape::Lines => self.newlines,
+            Shape::Events => self.newlines / 2,
+            Shape::Whole => estimate_from_bytes(self.bytes as usize),
+        };
+        let estimate = self.usage.prompt_estimate() + generated;
+        match self.usage.reported() {
+            Some(reported) if completed => reported,
+            Some(reported) => reported.max(estimate),
+            None if !self.success => 0,
+            None if completed => counts_in(&self.tail).unwrap_or(estimate),
+            None => estimate,
+        }
+    }
+
+    fn settle(&mut self, completed: bool) {
+        if self.settled {
+            return;
+        }
+        self.settled = true;
+        if let Some(a) = &self.admission
+            && self.charges
+        {
+            // `charge_tokens` counts augur_tokens_charged_total.
+            a.charge_tokens(self.tokens(completed));
+        }
+        if let Some(caps) = self.invalidate.take() {
+            caps.invalidate_all();
+        }
+        // Releases the concurrency slot.
+        self.admission = None;
+    }
+}
+
+impl Drop for Settlement {
+    fn drop(&mut self) {
+        self.settle(false);
+    }
+}
+
+pin_project_lite::pin_project! {
+    struct HeldBody {
+        #[pin]
+        inner: Body,
+        settlement: Settlement,
+    }
+}
+
+impl HttpBody for HeldBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let mut this = self.project();
+        let polled = this.inner.as_mut().poll_frame(cx);
+        let ended = match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.settlement.observe(data);
+                }
+                // A body of known length is not polled past its last
+                // frame (hyper stops at `is_end_stream`), so its end
+                // must be noticed here.
+                this.inner.is_end_stream()
+            }
+            Poll::Ready(None) => true,
+            // A failed body did not reach the client whole.
+            Poll::Ready(Some(Err(_))) => {
+                this.settlement.settle(false);
+                false
+            }
+            Poll::Pending => false,
+        };
+        if ended {
+            this.settlement.settle(true);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// What to hold for the life of a response.
+pub(super) struct Hold {
+    pub admission: Option<limits::Admission>,
+    pub usage: Arc<Usage>,
+    pub invalidate: Option<Capabilities>,
+}
+
+/// Attach `hold` to `response`: rate-limit headers now; the slot, the
+/// token charge and any cache invalidation when the body ends.
+pub(super) fn hold(response: Response, hold: Hold) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let success = parts.status.is_success();
+    if let Some(a) = &hold.admission
+        && a.rate_info().is_some()
+    {
+        parts.headers.extend(a.rate_headers());
+    }
+    let invalidate = hold.invalidate.filter(|_| success);
+    if let Some(caps) = &invalidate {
+        caps.invalidate_all();
+    }
+    let charges = hold
+        .admission
+        .as_ref()
+        .is_some_and(limits::Admission::charges_tokens);
+    let holds_slot = hold
+        .admission
+        .as_ref()
+        .is_some_and(limits::Admission::holds_slot);
+    if !charges && !holds_slot && invalidate.is_none() {
+        // Nothing to wait for.
+        return Response::from_parts(parts, body);
+    }
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let shape = if content_type.starts_with("application/x-ndjson") {
+        Shape::Lines
+    } else if content_type.starts_with("text/event-stream") {
+        Shape::Events
+    } else {
+        Shape::Whole
+    };
+    let settlement = Settlement {
+        admission: hold.admission,
+        usage: hold.usage,
+        charges,
+        success,
+        shape,
+        tail: Vec::new(),
+        newlines: 0,
+        bytes: 0,
+        invalidate,
+        settled: false,
+    };
+    Response::from_parts(
+        parts,
+        Body::new(HeldBody {
+            inner: body,
+            settlement,
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{IpAddr, Ipv4Addr};
+
+    use http_body_util::BodyExt;
+
+    use super::*;
+    use crate::{
+        limits::{Limits, Principal},
+        policy::{Policy, RateLimit},
+    };
+
+    fn budget() -> (Limits, Policy, Principal) {
+        let mut policy = Policy::permissive();
+        policy.default_rate_limit = Some(RateLimit {
+            tokens_per_minute: Some(1000),
+            ..Default::default()
+        });
+        let who = Principal::anonymous(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        (Limits::new(), policy, who)
+    }
+
+    async fn held(limits: &Limits, policy: &Policy, who: &Principal, usage: Usage) -> Hold {
+        let admission = limits.admit(policy, who, None, true).await.unwrap();
+        Hold {
+            admission: Some(admission),
+            usage: Arc::new(usage),
+            invalidate: None,
+        }
+    }
+
+    /// A whole answer (one frame, known length) is charged at its last
+    /// frame: hyper does not poll such a body again to see its end.
+    #[tokio::test]
+    async fn a_whole_answer_is_charged_without_polling_past_its_end() {
+        let (limits, policy, who) = budget();
+        let h = held(&limits, &policy, &who, Usage::for_body(40)).await;
+        let answer = r#"{"done":true,"prompt_eval_count":26,"eval_count":282}"#;
+        let mut body = hold(Response::new(Body::from(answer)), h).into_body();
+        let frame = body.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), answer.as_bytes());
+        assert!(body.is_end_stream());
+        let left = limits.token_balance(&policy, &who).unwrap();
+        assert!((690.0..=693.0).contains(&left), "{left}");
+    }
+
+    /// A stream without counts (an OpenAI stream without usage) is charged
+    /// the prompt estimate plus one token per event.
+    #[tokio::test]
+    async fn a_stream_without_counts_is_estimated() {
+        let (limits, policy, who) = budget();
+        let h = held(&limits, &policy, &who, Usage::for_body(400)).await;
+        let mut response = Response::new(Body::from("data: {}\n\ndata: {}\n\ndata: [DONE]\n\n"));
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/event-stream"),
+        );
+        let body = hold(response, h).into_body();
+        let _ = body.collect().await.unwrap();
+        let left = limits.token_balance(&policy, &who).unwrap();
+        assert!((896.0..=898.0).contains(&left), "100 + 3 charged: {left}");
+    }
+
+    /// A client that leaves after the first line is charged the prompt and
+    /// what it was sent, although the done chunk never came.
+    #[tokio::test]
+    async fn an_abandoned_stream_is_charged() {
+        let (limits, policy, who) = budget();
+        let h = held(&limits, &policy, &who, Usage::for_body(200)).await;
+        let mut response = Response::new(Body::from_stream(futures_util::stream::iter([
+            Ok::<_, std::io::Error>(Bytes::from("{\"done\":false}\n")),
+            Ok(Bytes::from("{\"done\":false}\n")),
+        ])));
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/x-ndjson"),
+        );
+        let mut body = hold(response, h).into_body();
+        let _ = body.frame().await.unwrap().unwrap();
+        drop(body);
+        let left = limits.token_balance(&policy, &who).unwrap();
+        assert!((948.0..=950.0).contains(&left), "50 + 1 charged: {left}");
+    }
+
+    /// What the pipeline reported wins over the counts it rendered.
+    #[tokio::test]
+    async fn reported_usage_is_charged() {
+        let (limits, policy, who) = budget();
+        let usage = Usage::for_body(10);
+        usage.report(300);
+        let h = held(&limits, &policy, &who, usage).await;
+        let body = hold(Response::new(Body::from("{}")), h).into_body();
+        let _ = body.collect().await.unwrap();
+        let left = limits.token_balance(&policy, &who).unwrap();
+        assert!((699.0..=701.0).contains(&left), "{left}");
+    }
+}

@@ -1,0 +1,307 @@
+//! Admission: the one layer every proxied request passes before any
+//! handler runs (stages 1-3: receive, authenticate, limit).
+//!
+//! ```text
+//! path   = path::canonical(uri.path())?          // 400; routed, gated and forwarded as is
+//! route  = routes::classify(method, path)        // class, error shape, model fields
+//! policy = store.snapshot()                      // the one snapshot of the request
+//! who    = authenticate(policy, headers)?        // 401 (not for liveness)
+//! body   = read(body, limit)?                    // 413 / 408, routes that name models
+//! names  = names::read(body, route.names)?       // 400 when Go would read it otherwise
+//! check_model(policy, who, name)?                // 403, every named model, normalized
+//! admission = limits.admit(policy, who, model, route.counts())?   // 429 / 503
+//! strip Authorization / X-API-Key                // augur's keys are not Ollama's
+//! response = handler(request + Admitted)         // the handler never admits
+//! hold(response, admission)                      // slot and token charge end with the body
+//! ```
+//!
+//! Handlers read what admission established from the [`Admitted`]
+//! extension; they cannot skip auth or limits, because they never call them.
+
+mod hold;
+pub mod names;
+pub mod path;
+mod read;
+pub mod routes;
+
+use std::{
+    convert::Infallible,
+    net::{IpAddr, Ipv4Addr},
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use axum::{
+    body::Body,
+    extract::{FromRequestParts, Request},
+    response::Response,
+};
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::{Method, Uri, request::Parts};
+
+use crate::{
+    app::AppState,
+    error::{Flavor, ProxyError},
+    limits::{self, Principal, Usage},
+    policy::{ModelPolicy, Policy, normalize_model_name},
+    telemetry::Timing,
+    upstream::ClientInfo,
+};
+
+pub use routes::{Class, RouteSpec};
+
+/// A model a request names: as written, normalized, and its settings.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// As the client wrote it (sent upstream unchanged).
+    pub raw: String,
+    /// Normalized (see [`crate::wire::model_name`]): what policies,
+    /// allow-lists and limits see.
+    pub name: String,
+    pub policy: Arc<ModelPolicy>,
+}
+
+/// What admission established about a request, for its handler.
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    pub route: &'static RouteSpec,
+    /// The policy snapshot the request runs under from start to end.
+    pub policy: Arc<Policy>,
+    pub principal: Principal,
+    /// The model limits were counted for (the first one the body names).
+    pub model: Option<Model>,
+    /// The request body, when the route names models (bounded by the limit).
+    pub body: Option<Bytes>,
+    /// The body holds a field augur may act on (`format`, `tools`, ...).
+    pub acted_on: bool,
+    /// Token counts reported by augur's own upstream calls.
+    pub usage: Arc<Usage>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Admitted {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
+        parts.extensions.get::<Admitted>().cloned().ok_or_else(|| {
+            let flavor = Flavor::of_path(parts.uri.path());
+            ProxyError::Internal("request reached a handler without admission".into())
+                .into_response_for(flavor)
+        })
+    }
+}
+
+/// Wraps the routes in [`Ingress`].
+#[derive(Clone)]
+pub struct IngressLayer {
+    state: AppState,
+}
+
+impl IngressLayer {
+    /// Admission under `state`'s policies and limits.
+    pub fn new(state: AppState) -> Self {
+        Self { state }
+    }
+}
+
+impl<S> tower::Layer<S> for IngressLayer {
+    type Service = Ingress<S>;
+
+    fn layer(&self, inner: S) -> Ingress<S> {
+        Ingress {
+            inner,
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// Admission in front of `S` (see the module doc).
+#[derive(Clone)]
+pub struct Ingress<S> {
+    inner: S,
+    state: AppState,
+}
+
+impl<S> tower::Service<Request> for Ingress<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Readiness is checked on the clone that serves the request.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let state = self.state.clone();
+        let inner = self.inner.clone();
+        Box::pin(async move { Ok(serve(state, inner, req).await) })
+    }
+}
+
+async fn serve<S>(state: AppState, mut inner: S, req: Request) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
+    use tower::ServiceExt as _;
+    let raw_flavor = Flavor::of_path(req.uri().path());
+    let (req, admitted, admission) = match admit(&state, req).await {
+        Ok(admitted) => admitted,
+        Err((flavor, e)) => return e.into_response_for(flavor.unwrap_or(raw_flavor)),
+    };
+    let invalidate = admitted
+        .route
+        .changes_models
+        .then(|| state.capabilities.clone());
+    let usage = admitted.usage.clone();
+    let response = match inner.ready().await {
+        Ok(svc) => match svc.call(req).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        },
+        Err(never) => match never {},
+    };
+    hold::hold(
+        response,
+        hold::Hold {
+            admission: Some(admission),
+            usage,
+            invalidate,
+        },
+    )
+}
+
+type Refused = (Option<Flavor>, ProxyError);
+
+/// Stages 1-3; the request handed on carries [`Admitted`].
+async fn admit(
+    state: &AppState,
+    req: Request,
+) -> Result<(Request, Admitted, limits::Admission), Refused> {
+    let (mut parts, body) = req.into_parts();
+    canonicalize(&mut parts.uri).map_err(|e| (None, e))?;
+    let route = routes::classify(&parts.method, parts.uri.path());
+    let refuse = |e: ProxyError| (Some(route.flavor), e);
+    let policy = state.policy();
+    let ip = parts
+        .extensions
+        .get::<ClientInfo>()
+        .map(|c| c.ip)
+        .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let timing = parts.extensions.get::<Arc<Timing>>().cloned();
+    let principal = if route.needs_key() {
+        state
+            .limits
+            .authenticate(&policy, &parts.headers, ip)
+            .map_err(|e| refuse(e.into()))?
+    } else {
+        Principal::anonymous(ip)
+    };
+    if let Some(t) = &timing {
+        t.set_principal(principal.label());
+    }
+
+    let mut named: Vec<String> = Vec::new();
+    let mut acted_on = false;
+    let (body, bytes) = if route.reads_body() {
+        let bytes = read::whole(&parts, body, &state.config)
+            .await
+            .map_err(refuse)?;
+        let names = names::read(&bytes, route.names)
+            .map_err(|e| refuse(ProxyError::BadRequest(e.to_string())))?;
+        acted_on = names.acted_on;
+        named = names.models.into_iter().map(|(_, m)| m).collect();
+        (Body::from(bytes.clone()), Some(bytes))
+    } else {
+        if route.path_model
+            && let Some(m) = path::last_segment(parts.uri.path())
+        {
+            named.push(m);
+        }
+        (
+            read::bounded(&parts, body, route, &state.config).map_err(refuse)?,
+            None,
+        )
+    };
+
+    let mut model = None;
+    for (i, raw) in named.iter().enumerate() {
+        let name = normalize_model_name(raw);
+        limits::check_model(&policy, &principal, &name).map_err(|e| refuse(e.into()))?;
+        if i == 0 {
+            let model_policy = policy.models.resolve_normalized(&name);
+            model = Some(Model {
+                raw: raw.clone(),
+                name,
+                policy: model_policy,
+            });
+        }
+    }
+    if let (Some(m), Some(t)) = (&model, &timing) {
+        t.set_model(&m.raw);
+    }
+    let admission = state
+        .limits
+        .admit(
+            &policy,
+            &principal,
+            model.as_ref().map(|m| (m.name.as_str(), &*m.policy)),
+            route.counts(),
+        )
+        .await
+        .map_err(|e| refuse(e.into()))?;
+
+    if !state.config.forward_client_auth && policy.uses_keys() {
+        limits::auth::strip_credentials(&mut parts.headers);
+    }
+    let usage = Arc::new(Usage::for_body(bytes.as_ref().map_or(0, Bytes::len)));
+    let admitted = Admitted {
+        route,
+        policy,
+        principal,
+        model,
+        body: bytes,
+        acted_on,
+        usage,
+    };
+    parts.extensions.insert(admitted.clone());
+    Ok((Request::from_parts(parts, body), admitted, admission))
+}
+
+/// Replace the request target with its canonical origin form (path and
+/// query): what augur routes on is what it forwards.
+fn canonicalize(uri: &mut Uri) -> Result<(), ProxyError> {
+    let raw = uri.path();
+    let absolute = uri.scheme().is_some() || uri.authority().is_some();
+    if path::is_canonical(raw) && !absolute {
+        return Ok(());
+    }
+    let canonical = path::canonical(raw).map_err(|e| ProxyError::BadRequest(e.to_string()))?;
+    let target = match uri.query() {
+        Some(q) => format!("{canonical}?{q}"),
+        None => canonical,
+    };
+    *uri = target
+        .parse()
+        .map_err(|_| ProxyError::BadRequest("invalid request path".into()))?;
+    Ok(())
+}
+
+impl From<limits::LimitError> for ProxyError {
+    fn from(e: limits::LimitError) -> Self {
+        ProxyError::Limited {
+            status: e.status(),
+            message: e.message(),
+            headers: e.headers(),
+        }
+    }
+}
+
+/// Whether `method` may carry a request body worth bounding.
+fn has_body(method: &Method) -> bool {
+    !(method == Method::GET || method == Method::HEAD)
+}

@@ -1,0 +1,427 @@
+//! Reading the models a JSON body names the way Ollama's Go decoder reads
+//! them, or refusing the body.
+//!
+//! Auth and limits act on the model augur reads from the body; the upstream
+//! runs the model Go's `encoding/json` reads from the same bytes. Where the
+//! two readings could differ, the body is refused (400) rather than
+//! forwarded:
+//!
+//! * Go matches keys case-insensitively (with Unicode folding: `ſ` is `s`,
+//!   the Kelvin sign is `k`) and the last match wins, so a known field
+//!   spelled other than in lowercase, or written twice, is refused;
+//! * Go reads only the first JSON value, so anything but whitespace after
+//!   the object is refused;
+//! * a model field must be a string (or `null`, which Go leaves empty).
+//!
+//! Values of other fields are skipped without being built: lone surrogate
+//! escapes, numbers out of `f64` range and deep nesting are accepted there,
+//! as Go accepts them in fields it skips. The same pass notes whether the
+//! fields augur acts on (`format`, `tools`, `think`, `response_format`) are
+//! present, so most requests are never parsed in full.
+
+use std::{borrow::Cow, collections::HashSet, fmt};
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+/// Top-level fields augur reads somewhere; each must be spelled exactly so.
+const KNOWN: [&str; 34] = [
+    "model",
+    "name",
+    "from",
+    "source",
+    "destination",
+    "modelfile",
+    "messages",
+    "prompt",
+    "system",
+    "template",
+    "format",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "think",
+    "thinking",
+    "stream",
+    "stream_options",
+    "options",
+    "response_format",
+    "keep_alive",
+    "raw",
+    "suffix",
+    "images",
+    "input",
+    "instructions",
+    "text",
+    "reasoning",
+    "reasoning_effort",
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+];
+
+/// Fields whose presence (not `null`) means augur may change the request.
+const ACTED_ON: [&str; 4] = ["format", "tools", "think", "response_format"];
+
+/// Why a body was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NamesError {
+    #[error("missing request body")]
+    Empty,
+    #[error("invalid JSON body: {0}")]
+    Json(String),
+    #[error("the request body must be a JSON object")]
+    NotObject,
+    #[error("field {0:?} appears more than once")]
+    Duplicate(String),
+    #[error("field {found:?} must be written {expected:?}")]
+    Spelling {
+        found: String,
+        expected: &'static str,
+    },
+    #[error("field {0:?} must be a string")]
+    NotString(&'static str),
+}
+
+/// What a body says, read once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    /// `(field, value)` for each model-naming field with a non-empty value,
+    /// in the order of the route's field list.
+    pub models: Vec<(&'static str, String)>,
+    /// A field augur may act on is present.
+    pub acted_on: bool,
+}
+
+impl Names {
+    /// The model limits are counted for: the first named one.
+    pub fn primary(&self) -> Option<&str> {
+        self.models.first().map(|(_, m)| m.as_str())
+    }
+}
+
+/// Go's case folding of a key, as far as it matters for ASCII field names:
+/// ASCII letters ignore case, `ſ` (U+017F) is `s` and `K` (U+212A) is `k`.
+fn go_fold(key: &str) -> Cow<'_, str> {
+    if key
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || !b.is_ascii_alphabetic() && b.is_ascii())
+    {
+        return Cow::Borrowed(key);
+    }
+    Cow::Owned(
+        key.chars()
+            .map(|c| match c {
+                '\u{017F}' => 's',
+                '\u{212A}' => 'k',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect(),
+    )
+}
+
+/// Read the models named by `fields` in `body` (see the module doc).
+/// When `fields` holds `from`, the `FROM` lines of a legacy `modelfile`
+/// name models too.
+pub fn read(body: &[u8], fields: &'static [&'static str]) -> Result<Names, NamesError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(NamesError::Empty);
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let mut found = Found {
+        fields,
+        values: vec![None; fields.len()],
+        modelfile: None,
+        acted_on: false,
+        refusal: None,
+    };
+    if let Err(e) = (&mut de).deserialize_any(TopLevel(&mut found)) {
+        return Err(found
+            .refusal
+            .take()
+            .unwrap_or_else(|| NamesError::Json(e.to_string())));
+    }
+    de.end().map_err(|e| NamesError::Json(e.to_string()))?;
+    let mut models = Vec::new();
+    for (field, value) in fields.iter().zip(found.values) {
+        if let Some(v) = value.filter(|v| !v.trim().is_empty()) {
+            models.push((*field, v));
+        }
+    }
+    if let Some(text) = found.modelfile {
+        for base in modelfile_bases(&text) {
+            models.push(("modelfile", base));
+        }
+    }
+    Ok(Names {
+        models,
+        acted_on: found.acted_on,
+    })
+}
+
+/// The base models of a Modelfile: the argument of each `FROM` line.
+fn modelfile_bases(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let (cmd, rest) = line.split_once(char::is_whitespace)?;
+            cmd.eq_ignore_ascii_case("from")
+                .then(|| rest.trim().trim_matches('"').to_string())
+        })
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+struct Found {
+    fields: &'static [&'static str],
+    values: Vec<Option<String>>,
+    modelfile: Option<String>,
+    acted_on: bool,
+    /// Why the body was refused, when augur (not the JSON syntax) refused it.
+    refusal: Option<NamesError>,
+}
+
+impl Found {
+    fn refuse<E: de::Error>(&mut self, why: NamesError) -> E {
+        let e = E::custom(&why);
+        self.refusal = Some(why);
+        e
+    }
+}
+
+struct TopLevel<'a>(&'a mut Found);
+
+impl<'de> Visitor<'de> for TopLevel<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let found = self.0;
+        let mut seen: HashSet<String> = HashSet::new();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let folded = go_fold(&key);
+            if !seen.insert(folded.clone().into_owned()) {
+                return Err(found.refuse(NamesError::Duplicate(key.into_owned())));
+            }
+            let Some(known) = KNOWN.iter().copied().find(|k| *k == folded) else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            if key != known {
+                let found_key = key.into_owned();
+                return Err(found.refuse(NamesError::Spelling {
+                    found: found_key,
+                    expected: known,
+                }));
+            }
+            let index = found.fields.iter().position(|f| *f == known);
+            let modelfile = known == "modelfile" && found.fields.contains(&"from");
+            if index.is_none() && !modelfile {
+                let present = map.next_value::<Option<IgnoredAny>>()?.is_some();
+                found.acted_on |= present && ACTED_ON.contains(&known);
+                continue;
+            }
+            let value = match map.next_value_seed(StringOrNull)? {
+                Ok(v) => v,
+                Err(NotString) => return Err(found.refuse(NamesError::NotString(known))),
+            };
+            match index {
+                Some(i) => found.values[i] = value,
+                None => found.modelfile = value,
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.0.refuse(NamesError::NotObject))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(self.0.refuse(NamesError::NotObject))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(self.0.refuse(NamesError::NotObject))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(self.0.refuse(NamesError::NotObject))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(self.0.refuse(NamesError::NotObject))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(self.0.refuse(NamesError::NotObject))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(self.0.refuse(NamesError::NotObject))
+    }
+}
+
+/// A model field held something other than a string or `null`.
+struct NotString;
+
+/// A model field: a string, or `null` (left empty, as Go does). Any other
+/// value is consumed and reported as [`NotString`].
+struct StringOrNull;
+
+impl<'de> DeserializeSeed<'de> for StringOrNull {
+    type Value = Result<Option<String>, NotString>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StringOrNull {
+    type Value = Result<Option<String>, NotString>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Ok(Some(v.to_string())))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Ok(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Err(NotString))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Err(NotString))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Err(NotString))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Err(NotString))
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Err(NotString))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Err(NotString))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODEL: &[&str] = &["model"];
+
+    fn model_of(body: &str) -> Result<Option<String>, NamesError> {
+        read(body.as_bytes(), MODEL).map(|n| n.primary().map(str::to_string))
+    }
+
+    #[test]
+    fn a_plain_body_names_its_model() {
+        let body = r#"{"model":"gemma3","messages":[{"role":"user","content":"hi \"there\""}],"stream":false}"#;
+        assert_eq!(model_of(body), Ok(Some("gemma3".into())));
+        assert_eq!(model_of(r#" {"model":"a\u0062c"} "#), Ok(Some("abc".into())));
+        assert_eq!(model_of(r#"{"model":""}"#), Ok(None));
+        assert_eq!(model_of(r#"{"model":null}"#), Ok(None));
+        assert_eq!(model_of(r#"{"prompt":"x"}"#), Ok(None));
+        assert!(!read(body.as_bytes(), MODEL).unwrap().acted_on);
+    }
+
+    #[test]
+    fn what_go_skips_is_skipped_here_too() {
+        let deep = format!(r#"{{"model":"m","x":{}1{}}}"#, "[".repeat(200), "]".repeat(200));
+        for body in [
+            r#"{"model":"m","x":"\ud800"}"#,
+            r#"{"model":"m","x":1e999}"#,
+            r#"{"model":"m","x":{"Model":"other","model":"other"}}"#,
+            &deep,
+        ] {
+            assert_eq!(model_of(body), Ok(Some("m".into())), "{body}");
+        }
+    }
+
+    #[test]
+    fn bodies_go_would_read_otherwise_are_refused() {
+        for (body, want) in [
+            (r#"{"Model":"gemma3:4b"}"#, "must be written \"model\""),
+            (r#"{"MODEL":"gemma3:4b"}"#, "must be written"),
+            (r#"{"model":"qwen3:8b","MODEL":"gemma3:4b"}"#, "more than once"),
+            (r#"{"model":"qwen3:8b","model":"gemma3:4b"}"#, "more than once"),
+            (r#"{"model":"qwen3:8b"} {"model":"gemma3:4b"}"#, "invalid JSON"),
+            (r#"{"model":"qwen3:8b"}x"#, "invalid JSON"),
+            (r#"{"model":5}"#, "must be a string"),
+            (r#"{"model":["gemma3"]}"#, "must be a string"),
+            (r#"["gemma3"]"#, "must be a JSON object"),
+            ("\"gemma3\"", "must be a JSON object"),
+            ("", "missing request body"),
+            ("  \n", "missing request body"),
+            (r#"{"model":"m""#, "invalid JSON"),
+            ("{\"model\":\"m\",\"x\":\"\u{1}\"}", "invalid JSON"),
+            (r#"{"Messages":[]}"#, "must be written"),
+            ("{\"\u{212A}eep_alive\":1}", "must be written"),
+        ] {
+            let err = model_of(body).expect_err(body);
+            assert!(err.to_string().contains(want), "{body}: {err}");
+        }
+        // ſ folds to s: "ſtream" is Go's "stream".
+        let err = model_of("{\"model\":\"m\",\"\u{017F}tream\":true}").unwrap_err();
+        assert!(matches!(err, NamesError::Spelling { expected: "stream", .. }), "{err}");
+    }
+
+    #[test]
+    fn management_bodies_name_every_model() {
+        let fields: &'static [&'static str] = &["model", "name", "from"];
+        let n = read(br#"{"model":"qwen3:x","from":"gemma3:4b"}"#, fields).unwrap();
+        assert_eq!(
+            n.models,
+            vec![("model", "qwen3:x".to_string()), ("from", "gemma3:4b".to_string())]
+        );
+        let n = read(
+            br##"{"name":"qwen3:x","modelfile":"# base\nFROM gemma3:4b\nSYSTEM hi\nfrom \"llama3\"\n"}"##,
+            fields,
+        )
+        .unwrap();
+        assert_eq!(
+            n.models,
+            vec![
+                ("name", "qwen3:x".to_string()),
+                ("modelfile", "gemma3:4b".to_string()),
+                ("modelfile", "llama3".to_string())
+            ]
+        );
+        let copy: &'static [&'static str] = &["source", "destination"];
+        let n = read(br#"{"source":"gemma3","destination":"qwen3:x"}"#, copy).unwrap();
+        assert_eq!(n.primary(), Some("gemma3"));
+        assert_eq!(n.models.len(), 2);
+    }
+
+    #[test]
+    fn fields_augur_acts_on_are_noticed() {
+        for body in [
+            r#"{"model":"m","format":"json"}"#,
+            r#"{"model":"m","tools":[]}"#,
+            r#"{"model":"m","think":false}"#,
+            r#"{"model":"m","response_format":{"type":"json_object"}}"#,
+        ] {
+            assert!(read(body.as_bytes(), MODEL).unwrap().acted_on, "{body}");
+        }
+        assert!(!read(br#"{"model":"m","format":null}"#, MODEL).unwrap().acted_on);
+    }
+}

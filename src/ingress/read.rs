@@ -1,0 +1,66 @@
+//! Request bodies, bounded: read whole (routes that name models) or
+//! streamed through a limit (everything else but blob uploads).
+
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use http::{header, request::Parts};
+use http_body_util::{BodyExt, Limited};
+
+use crate::{config::Config, error::ProxyError};
+
+use super::{has_body, routes::RouteSpec};
+
+/// 413 at once when the declared length is over `limit`.
+fn check_declared(parts: &Parts, limit: u64) -> Result<(), ProxyError> {
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(n) if n > limit => Err(ProxyError::BodyTooLarge(limit)),
+        _ => Ok(()),
+    }
+}
+
+/// Read the whole body, at most `body_limit` bytes; a client that sends
+/// nothing for `client_header_timeout` is cut off (408).
+pub(super) async fn whole(
+    parts: &Parts,
+    mut body: Body,
+    config: &Config,
+) -> Result<Bytes, ProxyError> {
+    let limit = config.body_limit;
+    check_declared(parts, limit)?;
+    let mut buf = BytesMut::new();
+    loop {
+        let frame = tokio::time::timeout(config.client_header_timeout, body.frame())
+            .await
+            .map_err(|_| ProxyError::ClientTimeout)?;
+        let Some(frame) = frame else { break };
+        let frame = frame
+            .map_err(|e| ProxyError::BadRequest(format!("error reading request body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() as u64 + data.len() as u64 > limit {
+                return Err(ProxyError::BodyTooLarge(limit));
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+/// The body to forward for a route augur does not read: bounded by the
+/// limit unless the route takes blobs (streamed, never held).
+pub(super) fn bounded(
+    parts: &Parts,
+    body: Body,
+    route: &RouteSpec,
+    config: &Config,
+) -> Result<Body, ProxyError> {
+    if route.unbounded_body || !has_body(&parts.method) {
+        return Ok(body);
+    }
+    check_declared(parts, config.body_limit)?;
+    Ok(Body::new(Limited::new(body, config.body_limit as usize)))
+}

@@ -1,0 +1,210 @@
+//! The route table: everything augur knows about a route, in one place.
+//!
+//! For each (method, canonical path) it says the route's class (what auth
+//! and limits do), the error shape its clients read, which body fields name
+//! models, and whether a success changes the upstream's models (so cached
+//! capabilities are dropped). Routes not listed are [`Class::Other`]: they
+//! need a key when auth is required and are forwarded as they came.
+
+use http::Method;
+
+use crate::error::Flavor;
+
+/// What a route means for auth and limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// GET/HEAD `/`: liveness probes, never authenticated.
+    Liveness,
+    /// Listing and describing models: need a key; a named model must be
+    /// allowed for it; not counted toward limits.
+    Meta,
+    /// Generation and embedding: the body names the model; allow-lists,
+    /// rate limits, token budgets and concurrency apply.
+    Model,
+    /// Pull, push, create, copy, delete: every model the body names must be
+    /// allowed; counted like [`Class::Model`].
+    Management,
+    /// Anything else: needs a key when auth is required.
+    Other,
+}
+
+/// One route's entry in the table.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RouteSpec {
+    pub class: Class,
+    pub flavor: Flavor,
+    /// Top-level body fields that name models. The first non-empty one is
+    /// the model limits are counted for; every one must be allowed.
+    pub names: &'static [&'static str],
+    /// The model is the last path segment (`/v1/models/{model}`).
+    pub path_model: bool,
+    /// A success changes which models the upstream has.
+    pub changes_models: bool,
+    /// The body may be larger than the body limit (blob uploads).
+    pub unbounded_body: bool,
+}
+
+impl RouteSpec {
+    /// Whether augur reads the body before admitting the request.
+    pub fn reads_body(&self) -> bool {
+        !self.names.is_empty()
+    }
+
+    /// Whether rate limits, token budgets and concurrency apply.
+    pub fn counts(&self) -> bool {
+        matches!(self.class, Class::Model | Class::Management)
+    }
+
+    /// Whether a key is needed when `auth.required` is true.
+    pub fn needs_key(&self) -> bool {
+        self.class != Class::Liveness
+    }
+}
+
+const fn spec(class: Class, flavor: Flavor, names: &'static [&'static str]) -> RouteSpec {
+    RouteSpec {
+        class,
+        flavor,
+        names,
+        path_model: false,
+        changes_models: false,
+        unbounded_body: false,
+    }
+}
+
+const MODEL: &[&str] = &["model"];
+const MODEL_OR_NAME: &[&str] = &["model", "name"];
+
+static LIVENESS: RouteSpec = spec(Class::Liveness, Flavor::Ollama, &[]);
+static META: RouteSpec = spec(Class::Meta, Flavor::Ollama, &[]);
+static SHOW: RouteSpec = spec(Class::Meta, Flavor::Ollama, MODEL_OR_NAME);
+static OPENAI_META: RouteSpec = spec(Class::Meta, Flavor::OpenAi, &[]);
+static OPENAI_MODEL: RouteSpec = RouteSpec {
+    path_model: true,
+    ..spec(Class::Meta, Flavor::OpenAi, &[])
+};
+static GENERATE: RouteSpec = spec(Class::Model, Flavor::Ollama, MODEL);
+static OPENAI_GENERATE: RouteSpec = spec(Class::Model, Flavor::OpenAi, MODEL);
+static PULL_PUSH: RouteSpec = spec(Class::Management, Flavor::Ollama, MODEL_OR_NAME);
+static CHANGE: RouteSpec = RouteSpec {
+    changes_models: true,
+    ..spec(Class::Management, Flavor::Ollama, MODEL_OR_NAME)
+};
+static CREATE: RouteSpec = RouteSpec {
+    changes_models: true,
+    ..spec(
+        Class::Management,
+        Flavor::Ollama,
+        &["model", "name", "from"],
+    )
+};
+static COPY: RouteSpec = RouteSpec {
+    changes_models: true,
+    ..spec(
+        Class::Management,
+        Flavor::Ollama,
+        &["source", "destination"],
+    )
+};
+static BLOB: RouteSpec = RouteSpec {
+    unbounded_body: true,
+    ..spec(Class::Other, Flavor::Ollama, &[])
+};
+static OTHER: RouteSpec = spec(Class::Other, Flavor::Ollama, &[]);
+static OPENAI_OTHER: RouteSpec = spec(Class::Other, Flavor::OpenAi, &[]);
+
+/// The entry for a request; `path` must be canonical (see [`super::path`]).
+pub fn classify(method: &Method, path: &str) -> &'static RouteSpec {
+    let get = method == Method::GET || method == Method::HEAD;
+    let post = method == Method::POST;
+    match path {
+        "/" if get => &LIVENESS,
+        "/api/tags" | "/api/version" | "/api/ps" if get => &META,
+        "/api/show" if post => &SHOW,
+        "/api/chat" | "/api/generate" | "/api/embed" | "/api/embeddings" if post => &GENERATE,
+        "/v1/chat/completions"
+        | "/v1/completions"
+        | "/v1/embeddings"
+        | "/v1/responses"
+        | "/v1/messages"
+            if post =>
+        {
+            &OPENAI_GENERATE
+        }
+        "/v1/models" if get => &OPENAI_META,
+        "/api/pull" if post => &CHANGE,
+        "/api/push" if post => &PULL_PUSH,
+        "/api/create" if post => &CREATE,
+        "/api/copy" if post => &COPY,
+        "/api/delete" if method == Method::DELETE => &CHANGE,
+        _ if path.starts_with("/api/blobs/") => &BLOB,
+        _ if get && path.starts_with("/v1/models/") => &OPENAI_MODEL,
+        _ if path.starts_with("/v1/") => &OPENAI_OTHER,
+        _ => &OTHER,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_classified() {
+        let c = |m: Method, p: &str| classify(&m, p).class;
+        assert_eq!(c(Method::GET, "/"), Class::Liveness);
+        assert_eq!(c(Method::HEAD, "/"), Class::Liveness);
+        assert_eq!(c(Method::POST, "/"), Class::Other);
+        assert_eq!(c(Method::POST, "/api/show"), Class::Meta);
+        assert_eq!(c(Method::GET, "/api/tags"), Class::Meta);
+        assert_eq!(c(Method::GET, "/v1/models/gemma3"), Class::Meta);
+        assert_eq!(c(Method::POST, "/api/chat"), Class::Model);
+        assert_eq!(c(Method::POST, "/v1/messages"), Class::Model);
+        assert_eq!(c(Method::GET, "/api/chat"), Class::Other);
+        assert_eq!(c(Method::POST, "/api/create"), Class::Management);
+        assert_eq!(c(Method::DELETE, "/api/delete"), Class::Management);
+        assert_eq!(c(Method::POST, "/api/blobs/sha256:1"), Class::Other);
+        assert_eq!(c(Method::POST, "/api/unknown"), Class::Other);
+    }
+
+    #[test]
+    fn every_route_that_names_a_model_reads_it() {
+        for (m, p) in [
+            (Method::POST, "/api/chat"),
+            (Method::POST, "/api/generate"),
+            (Method::POST, "/api/embed"),
+            (Method::POST, "/api/embeddings"),
+            (Method::POST, "/api/show"),
+            (Method::POST, "/api/pull"),
+            (Method::POST, "/api/push"),
+            (Method::POST, "/api/create"),
+            (Method::POST, "/api/copy"),
+            (Method::DELETE, "/api/delete"),
+            (Method::POST, "/v1/chat/completions"),
+            (Method::POST, "/v1/completions"),
+            (Method::POST, "/v1/embeddings"),
+            (Method::POST, "/v1/responses"),
+            (Method::POST, "/v1/messages"),
+        ] {
+            assert!(classify(&m, p).reads_body(), "{m} {p}");
+        }
+        assert!(classify(&Method::GET, "/v1/models/x").path_model);
+        assert!(
+            classify(&Method::POST, "/api/create")
+                .names
+                .contains(&"from")
+        );
+    }
+
+    #[test]
+    fn flavors_follow_the_surface() {
+        assert_eq!(classify(&Method::POST, "/api/chat").flavor, Flavor::Ollama);
+        assert_eq!(
+            classify(&Method::POST, "/v1/chat/completions").flavor,
+            Flavor::OpenAi
+        );
+        assert_eq!(
+            classify(&Method::GET, "/v1/anything").flavor,
+            Flavor::OpenAi
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! Model names as Ollama resolves them, so that every spelling of one model
+//! is one name for allow-lists, limits and policy globs.
+//!
+//! Ollama parses a name into host, namespace, model and tag
+//! (`types/model/name.go`), fills the missing parts with
+//! `registry.ollama.ai`, `library` and `latest`, strips a `:local` source
+//! suffix, and finds models case-insensitively. So `gemma3`,
+//! `gemma3:latest`, `library/gemma3`, `registry.ollama.ai/library/gemma3`,
+//! `https://registry.ollama.ai/library/gemma3:latest`, `GEMMA3` and
+//! `gemma3:local` are one model. [`normalize_model_name`] gives all of them
+//! the same shortest form, lowercased: `gemma3:latest`.
+//!
+//! The shortest form drops the default host and namespace (as Ollama's
+//! `DisplayShortest` does): `hf.co/org/m:q4_k_m` keeps its host and
+//! namespace, `org/m` becomes `org/m:latest`. A cloud source suffix
+//! (`:cloud`, `-cloud` on a tag) names a different model and is kept, as
+//! `:cloud` after the tag.
+
+/// Ollama's default registry host.
+const DEFAULT_HOST: &str = "registry.ollama.ai";
+/// Ollama's default namespace.
+const DEFAULT_NAMESPACE: &str = "library";
+/// Ollama's default tag.
+const DEFAULT_TAG: &str = "latest";
+
+/// Where a name says its model runs (`types/modelref`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Unspecified,
+    Local,
+    Cloud,
+}
+
+/// Split a `:local` / `:cloud` suffix, or a `-cloud` tag suffix, off `raw`.
+fn source_suffix(raw: &str) -> (String, Source) {
+    if let Some(idx) = raw.rfind(':') {
+        let suffix_raw = raw[idx + 1..].trim();
+        let suffix = suffix_raw.to_ascii_lowercase();
+        match suffix.as_str() {
+            "cloud" => return (raw[..idx].to_string(), Source::Cloud),
+            "local" => return (raw[..idx].to_string(), Source::Local),
+            _ => {}
+        }
+        if !suffix_raw.contains('/') && suffix.ends_with("-cloud") {
+            let tag = &suffix_raw[..suffix_raw.len() - "-cloud".len()];
+            return (format!("{}{tag}", &raw[..=idx]), Source::Cloud);
+        }
+    }
+    (raw.to_string(), Source::Unspecified)
+}
+
+/// The one name augur uses for a model, however the client spelled it.
+///
+/// `gemma3` → `gemma3:latest`; `registry.ollama.ai/library/gemma3:4b` →
+/// `gemma3:4b`; `Library/Gemma3:4B` → `gemma3:4b`; `hf.co/org/m:Q4` →
+/// `hf.co/org/m:q4`; `gemma3:4b:cloud` and `gemma3:4b-cloud` →
+/// `gemma3:4b:cloud`. An empty name stays empty.
+pub fn normalize_model_name(name: &str) -> String {
+    let trimmed = name.trim();
+    if trimmed.is_empty() {
+        return String::new();
+    }
+    let (base, source) = source_suffix(trimmed);
+    let mut rest = base.as_str();
+    // "/" cannot appear in a tag, so a ":" after the last "/" starts one.
+    let mut tag = "";
+    if let Some(colon) = rest.rfind(':')
+        && rest.rfind('/').is_none_or(|slash| colon > slash)
+    {
+        tag = &rest[colon + 1..];
+        rest = &rest[..colon];
+    }
+    let mut parts = rest.rsplitn(3, '/');
+    let model = parts.next().unwrap_or_default();
+    let namespace = parts.next();
+    let host = parts.next().map(|h| match h.split_once("://") {
+        Some((_scheme, host)) => host,
+        None => h,
+    });
+    let namespace = namespace
+        .filter(|n| !n.is_empty())
+        .unwrap_or(DEFAULT_NAMESPACE);
+    let host = host.filter(|h| !h.is_empty()).unwrap_or(DEFAULT_HOST);
+    let tag = if tag.is_empty() { DEFAULT_TAG } else { tag };
+    let mut out = String::with_capacity(trimmed.len() + 8);
+    if !host.eq_ignore_ascii_case(DEFAULT_HOST) {
+        out.push_str(host);
+        out.push('/');
+        out.push_str(namespace);
+        out.push('/');
+    } else if !namespace.eq_ignore_ascii_case(DEFAULT_NAMESPACE) {
+        out.push_str(namespace);
+        out.push('/');
+    }
+    out.push_str(model);
+    out.push(':');
+    out.push_str(tag);
+    if source == Source::Cloud {
+        out.push_str(":cloud");
+    }
+    out.make_ascii_lowercase();
+    // Non-ASCII letters fold too: Ollama compares names with EqualFold.
+    if !out.is_ascii() {
+        out = out.to_lowercase();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_of_a_model_is_one_name() {
+        for alias in [
+            "gemma3",
+            "gemma3:latest",
+            "library/gemma3",
+            "registry.ollama.ai/library/gemma3",
+            "registry.ollama.ai/library/gemma3:latest",
+            "https://registry.ollama.ai/library/gemma3:latest",
+            "GEMMA3",
+            "Library/Gemma3:LATEST",
+            " gemma3 ",
+            "gemma3:local",
+        ] {
+            assert_eq!(normalize_model_name(alias), "gemma3:latest", "{alias}");
+        }
+        assert_eq!(
+            normalize_model_name("registry.ollama.ai/library/gemma3:4b"),
+            "gemma3:4b"
+        );
+        assert_eq!(normalize_model_name("gemma3:4b:local"), "gemma3:4b");
+    }
+
+    #[test]
+    fn hosts_namespaces_and_sources_are_kept() {
+        assert_eq!(
+            normalize_model_name("hf.co/org/m:Q4_K_M"),
+            "hf.co/org/m:q4_k_m"
+        );
+        assert_eq!(normalize_model_name("org/m"), "org/m:latest");
+        assert_eq!(
+            normalize_model_name("localhost:5000/m"),
+            "localhost:5000/m:latest"
+        );
+        assert_eq!(
+            normalize_model_name("localhost:5000/ns/m:1"),
+            "localhost:5000/ns/m:1"
+        );
+        assert_eq!(
+            normalize_model_name("gpt-oss:20b:cloud"),
+            "gpt-oss:20b:cloud"
+        );
+        assert_eq!(
+            normalize_model_name("gpt-oss:20b-cloud"),
+            "gpt-oss:20b:cloud"
+        );
+        assert_eq!(
+            normalize_model_name("gpt-oss:cloud"),
+            "gpt-oss:latest:cloud"
+        );
+        assert_eq!(normalize_model_name(""), "");
+        assert_eq!(normalize_model_name("Ünï"), "ünï:latest");
+    }
+}
