@@ -384,7 +384,10 @@ async fn malformed_json_is_refused_before_the_upstream() {
     assert_eq!(v.status(), 400);
     let body: serde_json::Value = v.json().await.unwrap();
     assert!(
-        body["error"].as_str().unwrap().starts_with("invalid JSON body"),
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid JSON body"),
         "{body}"
     );
     assert_eq!(fake.requests("/api/chat"), 0);

@@ -337,7 +337,10 @@ mod tests {
     fn a_plain_body_names_its_model() {
         let body = r#"{"model":"gemma3","messages":[{"role":"user","content":"hi \"there\""}],"stream":false}"#;
         assert_eq!(model_of(body), Ok(Some("gemma3".into())));
-        assert_eq!(model_of(r#" {"model":"a\u0062c"} "#), Ok(Some("abc".into())));
+        assert_eq!(
+            model_of(r#" {"model":"a\u0062c"} "#),
+            Ok(Some("abc".into()))
+        );
         assert_eq!(model_of(r#"{"model":""}"#), Ok(None));
         assert_eq!(model_of(r#"{"model":null}"#), Ok(None));
         assert_eq!(model_of(r#"{"prompt":"x"}"#), Ok(None));
@@ -346,7 +349,11 @@ mod tests {
 
     #[test]
     fn what_go_skips_is_skipped_here_too() {
-        let deep = format!(r#"{{"model":"m","x":{}1{}}}"#, "[".repeat(200), "]".repeat(200));
+        let deep = format!(
+            r#"{{"model":"m","x":{}1{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
         for body in [
             r#"{"model":"m","x":"\ud800"}"#,
             r#"{"model":"m","x":1e999}"#,
@@ -362,9 +369,18 @@ mod tests {
         for (body, want) in [
             (r#"{"Model":"gemma3:4b"}"#, "must be written \"model\""),
             (r#"{"MODEL":"gemma3:4b"}"#, "must be written"),
-            (r#"{"model":"qwen3:8b","MODEL":"gemma3:4b"}"#, "more than once"),
-            (r#"{"model":"qwen3:8b","model":"gemma3:4b"}"#, "more than once"),
-            (r#"{"model":"qwen3:8b"} {"model":"gemma3:4b"}"#, "invalid JSON"),
+            (
+                r#"{"model":"qwen3:8b","MODEL":"gemma3:4b"}"#,
+                "more than once",
+            ),
+            (
+                r#"{"model":"qwen3:8b","model":"gemma3:4b"}"#,
+                "more than once",
+            ),
+            (
+                r#"{"model":"qwen3:8b"} {"model":"gemma3:4b"}"#,
+                "invalid JSON",
+            ),
             (r#"{"model":"qwen3:8b"}x"#, "invalid JSON"),
             (r#"{"model":5}"#, "must be a string"),
             (r#"{"model":["gemma3"]}"#, "must be a string"),
@@ -382,7 +398,16 @@ mod tests {
         }
         // ſ folds to s: "ſtream" is Go's "stream".
         let err = model_of("{\"model\":\"m\",\"\u{017F}tream\":true}").unwrap_err();
-        assert!(matches!(err, NamesError::Spelling { expected: "stream", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                NamesError::Spelling {
+                    expected: "stream",
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -391,7 +416,10 @@ mod tests {
         let n = read(br#"{"model":"qwen3:x","from":"gemma3:4b"}"#, fields).unwrap();
         assert_eq!(
             n.models,
-            vec![("model", "qwen3:x".to_string()), ("from", "gemma3:4b".to_string())]
+            vec![
+                ("model", "qwen3:x".to_string()),
+                ("from", "gemma3:4b".to_string())
+            ]
         );
         let n = read(
             br##"{"name":"qwen3:x","modelfile":"# base\nFROM gemma3:4b\nSYSTEM hi\nfrom \"llama3\"\n"}"##,
@@ -422,6 +450,10 @@ mod tests {
         ] {
             assert!(read(body.as_bytes(), MODEL).unwrap().acted_on, "{body}");
         }
-        assert!(!read(br#"{"model":"m","format":null}"#, MODEL).unwrap().acted_on);
+        assert!(
+            !read(br#"{"model":"m","format":null}"#, MODEL)
+                .unwrap()
+                .acted_on
+        );
     }
 }
