@@ -421,3 +421,65 @@ async fn token_budgets_are_charged_on_every_route_and_stream_kind() {
         );
     }
 }
+
+fn form(model_parts: &[&str]) -> (String, String) {
+    let mut body = String::new();
+    for m in model_parts {
+        body.push_str(&format!(
+            "--B0und\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\n{m}\r\n"
+        ));
+    }
+    body.push_str("--B0und\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\nContent-Type: audio/wav\r\n\r\nRIFF\r\n--B0und--\r\n");
+    ("multipart/form-data; boundary=B0und".to_string(), body)
+}
+
+#[tokio::test]
+async fn transcription_forms_are_gated_and_forwarded_as_read() {
+    let s = setup("").await;
+    let send = |target: &str, (ct, body): (String, String)| {
+        client()
+            .post(format!("{}{target}", s.augur.url))
+            .bearer_auth(KEY)
+            .header("content-type", ct)
+            .body(body)
+            .send()
+    };
+    let path = "/v1/audio/transcriptions";
+    assert_eq!(send(path, form(&["gemma3"])).await.unwrap().status(), 403);
+    assert_eq!(
+        send("//v1/audio/%74ranscriptions", form(&["gemma3"]))
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        send(path, form(&["qwen3", "gemma3"]))
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+    let r = send(
+        path,
+        ("application/json".into(), "{\"model\":\"gemma3\"}".into()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["type"], "invalid_request_error", "{v}");
+    assert_eq!(s.fake.total_requests(), 0);
+    // An allowed model is forwarded in a form augur wrote, without the query.
+    let _ = send(&format!("{path}?model=gemma3"), form(&["qwen3"]))
+        .await
+        .unwrap();
+    let seen = s.fake.last_request().unwrap();
+    assert_eq!(seen.uri, path);
+    let body = String::from_utf8_lossy(&seen.body).to_string();
+    assert!(body.contains("name=\"model\"\r\n\r\nqwen3\r\n"), "{body}");
+    assert!(
+        !body.contains("gemma3") && !body.contains("B0und"),
+        "{body}"
+    );
+}

@@ -19,8 +19,8 @@
 //! extension; they cannot skip auth or limits, because they never call them.
 
 mod hold;
+pub mod multipart;
 pub mod names;
-pub mod path;
 mod read;
 pub mod routes;
 
@@ -47,6 +47,7 @@ use crate::{
     policy::{ModelPolicy, Policy, normalize_model_name},
     telemetry::Timing,
     upstream::ClientInfo,
+    wire::path,
 };
 
 pub use routes::{Class, RouteSpec};
@@ -207,7 +208,14 @@ async fn admit(
 
     let mut named: Vec<String> = Vec::new();
     let mut acted_on = false;
-    let (body, bytes) = if route.reads_body() {
+    let (body, bytes) = if route.form {
+        let bytes = read::whole(&parts, body, &state.config)
+            .await
+            .map_err(refuse)?;
+        let form = reencode_form(&mut parts, &bytes).map_err(refuse)?;
+        named.extend(form.model());
+        (Body::from(form_body(&mut parts, &form)), None)
+    } else if route.reads_body() {
         let bytes = read::whole(&parts, body, &state.config)
             .await
             .map_err(refuse)?;
@@ -270,6 +278,38 @@ async fn admit(
     };
     parts.extensions.insert(admitted.clone());
     Ok((Request::from_parts(parts, body), admitted, admission))
+}
+
+/// Read a `multipart/form-data` body strictly (400 otherwise) and drop the
+/// query string: the form augur forwards is the only place a model can be.
+fn reencode_form(parts: &mut Parts, bytes: &[u8]) -> Result<multipart::Form, ProxyError> {
+    let bad = |e: multipart::FormError| ProxyError::BadRequest(e.to_string());
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let boundary = multipart::boundary(content_type).map_err(bad)?;
+    let form = multipart::parse(bytes, &boundary).map_err(bad)?;
+    let path = parts.uri.path().to_string();
+    parts.uri = path
+        .parse()
+        .map_err(|_| ProxyError::BadRequest("invalid request path".into()))?;
+    Ok(form)
+}
+
+/// The body of a re-encoded form, with its headers set.
+fn form_body(parts: &mut Parts, form: &multipart::Form) -> Bytes {
+    let boundary = format!("augur-{}", uuid::Uuid::new_v4().simple());
+    let (content_type, body) = form.encode(&boundary);
+    if let Ok(v) = http::HeaderValue::from_str(&content_type) {
+        parts.headers.insert(http::header::CONTENT_TYPE, v);
+    }
+    parts.headers.insert(
+        http::header::CONTENT_LENGTH,
+        http::HeaderValue::from(body.len()),
+    );
+    body
 }
 
 /// Replace the request target with its canonical origin form (path and

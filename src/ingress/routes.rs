@@ -42,6 +42,8 @@ pub struct RouteSpec {
     pub changes_models: bool,
     /// The body may be larger than the body limit (blob uploads).
     pub unbounded_body: bool,
+    /// The body is `multipart/form-data` (see [`super::multipart`]).
+    pub form: bool,
 }
 
 impl RouteSpec {
@@ -69,6 +71,7 @@ const fn spec(class: Class, flavor: Flavor, names: &'static [&'static str]) -> R
         path_model: false,
         changes_models: false,
         unbounded_body: false,
+        form: false,
     }
 }
 
@@ -106,6 +109,10 @@ static COPY: RouteSpec = RouteSpec {
         &["source", "destination"],
     )
 };
+static TRANSCRIBE: RouteSpec = RouteSpec {
+    form: true,
+    ..spec(Class::Model, Flavor::OpenAi, MODEL)
+};
 static BLOB: RouteSpec = RouteSpec {
     unbounded_body: true,
     ..spec(Class::Other, Flavor::Ollama, &[])
@@ -132,6 +139,7 @@ pub fn classify(method: &Method, path: &str) -> &'static RouteSpec {
             &OPENAI_GENERATE
         }
         "/v1/models" if get => &OPENAI_META,
+        "/v1/audio/transcriptions" if post => &TRANSCRIBE,
         "/api/pull" if post => &CHANGE,
         "/api/push" if post => &PULL_PUSH,
         "/api/create" if post => &CREATE,
@@ -184,6 +192,7 @@ mod tests {
             (Method::POST, "/v1/embeddings"),
             (Method::POST, "/v1/responses"),
             (Method::POST, "/v1/messages"),
+            (Method::POST, "/v1/audio/transcriptions"),
         ] {
             assert!(classify(&m, p).reads_body(), "{m} {p}");
         }

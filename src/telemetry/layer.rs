@@ -68,7 +68,7 @@ where
             started,
             timing,
             method: req.method().clone(),
-            route: route_label(req.uri().path()),
+            route: label_of(req.uri().path()),
             status: 0,
             request_id: id,
             streaming: false,
@@ -78,6 +78,15 @@ where
             finish: Some(finish),
         }
     }
+}
+
+/// The route label of a raw request path, as admission will route it.
+fn label_of(path: &str) -> &'static str {
+    use crate::wire::path;
+    if path::is_canonical(path) {
+        return route_label(path);
+    }
+    path::canonical(path).map_or("other", |p| route_label(&p))
 }
 
 fn new_request_id() -> HeaderValue {
