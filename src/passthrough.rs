@@ -11,21 +11,23 @@ use axum::{
 };
 
 use crate::{
-    app::AppState, error::ProxyError, ingress::Admitted, telemetry::Timing, upstream::ClientInfo,
+    app::AppState,
+    error::ProxyError,
+    ingress::{Admitted, BodyLimit},
+    telemetry::Timing,
+    upstream::ClientInfo,
 };
 
 /// Fallback handler: forward anything augur does not handle itself.
 pub async fn handle(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
     let flavor = admitted.route.flavor;
-    let limit = state.config.body_limit;
+    let limit = req.extensions().get::<BodyLimit>().cloned();
     forward(&state, req)
         .await
-        .map_err(|e| match e {
+        .map_err(|e| match limit {
             // The body limit was hit while streaming the body upstream.
-            ProxyError::UpstreamUnavailable(detail) if detail.contains("length limit exceeded") => {
-                ProxyError::BodyTooLarge(limit)
-            }
-            other => other,
+            Some(l) if l.exceeded() => ProxyError::BodyTooLarge(state.config.body_limit),
+            _ => e,
         })
         .unwrap_or_else(|e| e.into_response_for(flavor))
 }

@@ -314,6 +314,16 @@ async fn oversized_bodies_are_413_but_blobs_stream() {
         .await
         .unwrap();
     assert_eq!(r.status(), 413);
+    // A route augur streams through is cut at the limit too.
+    let chunks =
+        futures_util::stream::iter((0..8).map(|_| Ok::<_, std::io::Error>(vec![b'x'; 512])));
+    let r = client()
+        .post(format!("{}/api/experimental/web_search", augur_small.url))
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
     // A blob upload larger than the limit streams through.
     let data = vec![7u8; 64 * 1024];
     let digest = {

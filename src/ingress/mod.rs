@@ -50,6 +50,7 @@ use crate::{
     wire::path,
 };
 
+pub use read::BodyLimit;
 pub use routes::{Class, RouteSpec};
 
 /// A model a request names: as written, normalized, and its settings.
@@ -231,7 +232,7 @@ async fn admit(
             named.push(m);
         }
         (
-            read::bounded(&parts, body, route, &state.config).map_err(refuse)?,
+            read::bounded(&mut parts, body, route, &state.config).map_err(refuse)?,
             None,
         )
     };

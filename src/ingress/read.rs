@@ -1,10 +1,20 @@
 //! Request bodies, bounded: read whole (routes that name models) or
 //! streamed through a limit (everything else but blob uploads).
 
+use std::{
+    pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    task::{Context, Poll},
+};
+
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 use http::{header, request::Parts};
-use http_body_util::{BodyExt, Limited};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::{config::Config, error::ProxyError};
 
@@ -50,10 +60,22 @@ pub(super) async fn whole(
     Ok(buf.freeze())
 }
 
+/// Set when a streamed request body went over the body limit; in the
+/// request's extensions, so that a failed forward can answer 413.
+#[derive(Debug, Clone, Default)]
+pub struct BodyLimit(Arc<AtomicBool>);
+
+impl BodyLimit {
+    /// Whether the body was cut at the limit.
+    pub fn exceeded(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// The body to forward for a route augur does not read: bounded by the
 /// limit unless the route takes blobs (streamed, never held).
 pub(super) fn bounded(
-    parts: &Parts,
+    parts: &mut Parts,
     body: Body,
     route: &RouteSpec,
     config: &Config,
@@ -62,5 +84,45 @@ pub(super) fn bounded(
         return Ok(body);
     }
     check_declared(parts, config.body_limit)?;
-    Ok(Body::new(Limited::new(body, config.body_limit as usize)))
+    let flag = BodyLimit::default();
+    parts.extensions.insert(flag.clone());
+    Ok(Body::new(Bounded {
+        inner: Limited::new(body, config.body_limit as usize),
+        flag,
+    }))
+}
+
+pin_project_lite::pin_project! {
+    struct Bounded {
+        #[pin]
+        inner: Limited<Body>,
+        flag: BodyLimit,
+    }
+}
+
+impl HttpBody for Bounded {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.project();
+        let polled = this.inner.poll_frame(cx);
+        if let Poll::Ready(Some(Err(e))) = &polled
+            && e.downcast_ref::<LengthLimitError>().is_some()
+        {
+            this.flag.0.store(true, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
