@@ -38,16 +38,23 @@
 //! is rejected whole: the last good policy stays active.
 
 pub mod audit;
+pub mod bounds;
 mod compile;
 pub mod error;
+mod listing;
 mod load;
 pub mod model;
+mod nesting;
 pub mod raw;
 pub mod rules;
+mod schemas;
+pub mod show;
 pub mod store;
 mod watch;
+mod yaml;
 
 pub use audit::AuditLog;
+pub use bounds::{MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES};
 pub use compile::POLICY_SCHEMA;
 pub use error::PolicyError;
 pub use load::load_dir;
