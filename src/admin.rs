@@ -73,6 +73,8 @@ async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
+/// The active policy's version, files and last rejection, and the merged
+/// policy in force (`effective`; see [`crate::policy::show::effective`]).
 async fn policies(State(state): State<AppState>) -> Response {
     Json(state.policies.status_json()).into_response()
 }

@@ -1,7 +1,8 @@
 //! Hot reload through the library API: the watcher picks up edits (plain
 //! writes, write-to-temp-and-rename, Kubernetes `..data` symlink swaps,
-//! SIGHUP), broken edits are rejected whole, and a request's snapshot
-//! never changes under it.
+//! SIGHUP), broken edits are rejected whole, losing the files or the
+//! directory is rejected like a broken edit, an unchanged set is never
+//! parsed again, and a request's snapshot never changes under it.
 
 // Test helpers outside `#[test]` fns: a failed setup should panic.
 #![allow(clippy::unwrap_used)]
@@ -15,6 +16,18 @@ use std::{
 
 use augur::policy::{AuditLog, AuditPolicy, EmulateTools, PolicyStore};
 use tokio::sync::watch;
+
+/// Held by tests that count compiles, and by the SIGHUP test: the signal
+/// reaches every watcher in this process and forces a compile in each.
+static SIGNALS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Replace `name` in `dir` whole (temp file, then rename), so no read sees
+/// half of it.
+fn replace(dir: &Path, name: &str, text: &str) {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    fs::write(&tmp, text).unwrap();
+    fs::rename(&tmp, dir.join(name)).unwrap();
+}
 
 const ALWAYS: &str = "defaults: {emulate_tools: always}\n";
 const NEVER: &str = "defaults: {emulate_tools: never}\n";
@@ -88,13 +101,120 @@ async fn a_plain_write_applies_within_2s() {
 
 #[tokio::test]
 async fn new_and_removed_files_apply_within_2s() {
+    let f = Fixture::start(&[("10-a.yaml", ALWAYS)]).await;
+    fs::write(f.dir().join("20-b.yml"), NEVER).unwrap();
+    within_2s("new file", || f.emulate() == EmulateTools::Never).await;
+    fs::remove_file(f.dir().join("20-b.yml")).unwrap();
+    within_2s("removed file", || f.emulate() == EmulateTools::Always).await;
+    assert_eq!(f.store.status().files.len(), 1);
+}
+
+#[tokio::test]
+async fn removing_the_last_file_keeps_the_policy_until_an_empty_file_says_so() {
     let f = Fixture::start(&[]).await;
     assert_eq!(f.store.status().version, "empty");
     fs::write(f.dir().join("20-b.yml"), NEVER).unwrap();
     within_2s("new file", || f.emulate() == EmulateTools::Never).await;
+    let good = f.store.status().version;
     fs::remove_file(f.dir().join("20-b.yml")).unwrap();
-    within_2s("removed file", || f.emulate() == EmulateTools::Auto).await;
-    assert_eq!(f.store.status().version, "empty");
+    within_2s("rejection shown", || f.store.status().last_error.is_some()).await;
+    let status = f.store.status();
+    assert!(
+        status
+            .last_error
+            .as_deref()
+            .unwrap()
+            .contains("no policy files left"),
+        "{status:?}"
+    );
+    assert_eq!(status.version, good);
+    assert_eq!(f.emulate(), EmulateTools::Never);
+    // A file with no settings is an empty policy on purpose.
+    fs::write(f.dir().join("00-empty.yaml"), "# no policy\n").unwrap();
+    within_2s("explicit empty", || f.emulate() == EmulateTools::Auto).await;
+    let status = f.store.status();
+    assert_eq!(status.last_error, None);
+    assert_eq!(status.files.len(), 1);
+}
+
+#[tokio::test]
+async fn deleting_the_directory_keeps_auth_on() {
+    let f = Fixture::start(&[("10-auth.yaml", "auth: {required: true}\n")]).await;
+    assert!(f.store.snapshot().auth.required);
+    let good = f.store.status().version;
+    fs::remove_dir_all(f.dir()).unwrap();
+    within_2s("rejection shown", || f.store.status().last_error.is_some()).await;
+    let shown = f.store.status_json();
+    let error = shown["last_error"].as_str().unwrap();
+    assert!(error.contains("does not exist"), "{error}");
+    assert_eq!(shown["version"], good.as_str());
+    assert_eq!(shown["effective"]["auth"]["required"], true);
+    assert!(f.store.snapshot().auth.required);
+    // Back with a policy: applied.
+    fs::create_dir(f.dir()).unwrap();
+    fs::write(f.dir().join("10-auth.yaml"), "auth: {required: false}\n").unwrap();
+    within_2s("directory back", || !f.store.snapshot().auth.required).await;
+    assert_eq!(f.store.status().last_error, None);
+}
+
+#[tokio::test]
+async fn an_unchanged_set_is_never_parsed_again() {
+    let _alone = SIGNALS.lock().await;
+    let f = Fixture::start(&[("10-a.yaml", ALWAYS)]).await;
+    let compiles = f.store.compiles();
+    // Polls and the store's own reads find nothing new.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(f.store.compiles(), compiles);
+    // A broken edit is parsed once, however long it stays.
+    let compiles_before_edit = f.store.compiles();
+    replace(f.dir(), "10-a.yaml", "defaults: [\n");
+    within_2s("rejection shown", || f.store.status().last_error.is_some()).await;
+    let compiles = f.store.compiles();
+    assert_eq!(compiles, compiles_before_edit + 1);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(f.store.compiles(), compiles);
+    // Touching it (new timestamps, same content) reads but does not parse.
+    let file = fs::File::options()
+        .append(true)
+        .open(f.dir().join("10-a.yaml"))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now()).unwrap();
+    f.store.reload_if_changed().unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(f.store.compiles(), compiles);
+    assert_eq!(f.emulate(), EmulateTools::Always);
+    // SIGHUP and reload_now parse on demand.
+    f.store.reload_now().unwrap_err();
+    assert_eq!(f.store.compiles(), compiles + 1);
+}
+
+#[tokio::test]
+async fn an_oversized_or_deep_edit_is_refused_at_once_and_later_edits_apply() {
+    let _alone = SIGNALS.lock().await;
+    let f = Fixture::start(&[("10-a.yaml", ALWAYS)]).await;
+    let compiles = f.store.compiles();
+    let big = format!("# {}\n", "x".repeat(2 << 20));
+    let deep = format!("defaults: {}\n", "[".repeat(200_000));
+    for (text, expect) in [(big, "bytes per policy file"), (deep, "nested deeper")] {
+        replace(f.dir(), "20-bad.yaml", &text);
+        within_2s("refusal shown", || {
+            f.store
+                .status()
+                .last_error
+                .is_some_and(|e| e.contains("20-bad.yaml") && e.contains(expect))
+        })
+        .await;
+        assert_eq!(f.emulate(), EmulateTools::Always);
+        fs::remove_file(f.dir().join("20-bad.yaml")).unwrap();
+        replace(f.dir(), "10-a.yaml", NEVER);
+        within_2s("later edit", || f.emulate() == EmulateTools::Never).await;
+        replace(f.dir(), "10-a.yaml", ALWAYS);
+        within_2s("and back", || f.emulate() == EmulateTools::Always).await;
+    }
+    // The oversized file was refused from its size alone, the deep one by
+    // the nesting check inside the compile, and undoing them needed no
+    // compile: the four edits and the deep file were all.
+    assert_eq!(f.store.compiles(), compiles + 5);
 }
 
 #[tokio::test]
@@ -234,6 +354,7 @@ async fn changed_format_schema_file_is_picked_up() {
 #[cfg(unix)]
 #[tokio::test]
 async fn sighup_forces_a_reload() {
+    let _alone = SIGNALS.lock().await;
     let f = Fixture::start(&[("10-a.yaml", ALWAYS)]).await;
     let before = f.store.status().loaded_at;
     let pid = std::process::id().to_string();

@@ -16,10 +16,12 @@ use super::{
     error::PolicyError,
     model::{
         ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy,
-        PolicyMeta, RateLimit, StreamMode,
+        PolicyMeta, RateLimit, Sources, StreamMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
+    schemas::SchemaReads,
+    yaml,
 };
 
 /// The policy file schema, also shipped as `schemas/policy.schema.json` for editors.
@@ -72,45 +74,39 @@ fn parse_enum<T: Copy>(
 
 /// Accumulates files in merge order; [`Builder::finish`] produces the policy.
 pub struct Builder<'a> {
-    schemas_dir: &'a Path,
-    hasher: &'a mut Sha256,
+    schemas: &'a mut SchemaReads,
     schema_cache: HashMap<String, Arc<Value>>,
     defaults: ModelPolicy,
     default_rate_limit: Option<RateLimit>,
     entries: Vec<(ModelGlob, Overlay)>,
     auth: AuthPolicy,
     audit: AuditPolicy,
+    sources: Sources,
 }
 
 impl<'a> Builder<'a> {
-    /// `hasher` receives every `format` schema file read, so a changed
-    /// schema changes the policy version.
-    pub fn new(schemas_dir: &'a Path, hasher: &'a mut Sha256) -> Self {
+    /// `schemas` reads (and hashes) every `format` schema file, so a
+    /// changed schema changes the policy version.
+    pub fn new(schemas: &'a mut SchemaReads) -> Self {
         Self {
-            schemas_dir,
-            hasher,
+            schemas,
             schema_cache: HashMap::new(),
             defaults: ModelPolicy::default(),
             default_rate_limit: None,
             entries: Vec::new(),
             auth: AuthPolicy::default(),
             audit: AuditPolicy::default(),
+            sources: Sources::default(),
         }
+    }
+
+    fn set_by(&mut self, key: impl Into<String>, file: &str) {
+        self.sources.set_by.insert(key.into(), file.to_string());
     }
 
     /// Parse, validate and merge one file's text. `file` names it in errors.
     pub fn add_file(&mut self, file: &str, text: &str) -> Result<(), PolicyError> {
-        let value: Value = if text.lines().all(|l| {
-            let l = l.trim();
-            l.is_empty() || l.starts_with('#') || l == "---"
-        }) {
-            Value::Null
-        } else {
-            yaml_serde::from_str(text).map_err(|e| PolicyError::Yaml {
-                file: file.to_string(),
-                message: e.to_string(),
-            })?
-        };
+        let value = yaml::parse(file, text)?;
         let validator =
             schema_validator().map_err(|m| PolicyError::invalid(file, "(schema)", m))?;
         let problems: Vec<String> = validator
@@ -137,6 +133,9 @@ impl<'a> Builder<'a> {
     fn add_raw(&mut self, file: &str, raw: RawFile) -> Result<(), PolicyError> {
         if let Some(defaults) = &raw.defaults {
             let overlay = self.overlay(file, "defaults", defaults)?;
+            for key in super::show::keys_set(defaults) {
+                self.set_by(format!("defaults.{key}"), file);
+            }
             self.default_rate_limit =
                 merge_rate_limit(self.default_rate_limit, &overlay.rate_limit);
             let overlay = Overlay {
@@ -156,10 +155,12 @@ impl<'a> Builder<'a> {
             };
             let overlay = self.overlay(file, &at, &settings)?;
             self.entries.push((glob, overlay));
+            self.sources.entries.push(file.to_string());
         }
         if let Some(auth) = raw.auth {
             if let Some(required) = auth.required {
                 self.auth.required = required;
+                self.set_by("auth.required", file);
             }
             for (i, key) in auth.keys.into_iter().flatten().enumerate() {
                 let key = compile_key(file, i, key)?;
@@ -173,9 +174,13 @@ impl<'a> Builder<'a> {
                     return Err(PolicyError::invalid(file, at, msg));
                 }
                 self.auth.keys.push(key);
+                self.sources.keys.push(file.to_string());
             }
         }
         if let Some(audit) = raw.audit {
+            if !matches!(audit.path, Tri::Absent) {
+                self.set_by("audit.path", file);
+            }
             match audit.path {
                 Tri::Absent => {}
                 Tri::Null => self.audit.path = None,
@@ -183,6 +188,7 @@ impl<'a> Builder<'a> {
             }
             if let Some(inc) = audit.include_arguments {
                 self.audit.include_arguments = inc;
+                self.set_by("audit.include_arguments", file);
             }
         }
         Ok(())
@@ -270,12 +276,11 @@ impl<'a> Builder<'a> {
                 "{name:?} must name a file in the schemas directory"
             )));
         }
-        let path = self.schemas_dir.join(rel);
-        let bytes = std::fs::read(&path)
+        let path = self.schemas.dir().join(rel);
+        let bytes = self
+            .schemas
+            .read(name)
             .map_err(|e| bad(format!("schema file {}: {e}", path.display())))?;
-        self.hasher.update(name.as_bytes());
-        self.hasher.update([0]);
-        self.hasher.update(&bytes);
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| bad(format!("schema file {} is not JSON: {e}", path.display())))?;
         jsonschema::validator_for(&value).map_err(|e| {
@@ -292,7 +297,10 @@ impl<'a> Builder<'a> {
     /// The merged policy.
     pub fn finish(self, meta: PolicyMeta) -> Policy {
         Policy {
-            meta,
+            meta: PolicyMeta {
+                sources: self.sources,
+                ..meta
+            },
             auth: self.auth,
             audit: self.audit,
             default_rate_limit: self.default_rate_limit,

@@ -9,6 +9,22 @@ pub enum PolicyError {
     /// A file or directory could not be read.
     #[error("{file}: cannot read: {message}")]
     Io { file: String, message: String },
+    /// The policies directory does not exist. At start augur refuses to
+    /// run; later the active policy stays.
+    #[error(
+        "{dir}: the policies directory does not exist (create it, empty for no auth and no \
+         limits, or point --policies / AUGUR_POLICIES at the right one)"
+    )]
+    MissingDir { dir: String },
+    /// Every policy file disappeared while a policy from files was active.
+    #[error(
+        "{dir}: no policy files left (the active policy has {active}); to run without \
+         policies on purpose, keep a file with no settings, e.g. 00-empty.yaml holding {{}}"
+    )]
+    NoFiles { dir: String, active: usize },
+    /// Over a bound of [`super::bounds`] (size, count, nesting, values).
+    #[error("{file}: {message}")]
+    Limit { file: String, message: String },
     /// Not YAML.
     #[error("{file}: invalid YAML: {message}")]
     Yaml { file: String, message: String },
@@ -29,7 +45,9 @@ impl PolicyError {
     /// The file the error is about.
     pub fn file(&self) -> &str {
         match self {
+            Self::MissingDir { dir } | Self::NoFiles { dir, .. } => dir,
             Self::Io { file, .. }
+            | Self::Limit { file, .. }
             | Self::Yaml { file, .. }
             | Self::Schema { file, .. }
             | Self::Invalid { file, .. } => file,

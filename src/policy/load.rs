@@ -1,147 +1,142 @@
-//! Reading the policies directory: which files, in which order, and the
-//! content hash that identifies a policy set.
+//! Reading and compiling a policy set: the policy files a [`listing`] found
+//! (each read within the bounds of [`super::bounds`]), the fingerprint that
+//! identifies their content, and the compile into a [`Policy`].
 //!
-//! Files are `*.yaml` and `*.yml` directly in the directory (not below it),
-//! in byte order of their names. Names starting with `.` are skipped: editor
-//! swap files and the `..data` / `..2026_01_01…` entries of a Kubernetes
-//! ConfigMap mount (its visible `x.yaml` symlinks are followed). A missing
-//! directory is an empty one.
+//! The fingerprint hashes each file's name and text, and the `format`
+//! schema files the set names, so equal fingerprints mean an equal policy
+//! and the set need not be parsed again. It is the policy's version.
+//!
+//! [`listing`]: super::listing
 
-use std::{
-    path::{Path, PathBuf},
-    time::SystemTime,
-};
+use std::{io::Read, path::Path, time::SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use super::{compile::Builder, error::PolicyError, model::Policy, model::PolicyMeta};
+use super::{
+    bounds::{MAX_FILE_BYTES, MAX_TOTAL_BYTES},
+    compile::Builder,
+    error::PolicyError,
+    listing::{self, PolicyFile},
+    model::{Policy, PolicyMeta},
+    schemas::SchemaReads,
+};
+
+/// Version of a set with no policy files.
+pub(crate) const EMPTY: &str = "empty";
 
 /// Load and compile every policy file in `policies`, resolving `format`
-/// schemas in `schemas`. For startup and `augur --check-config`.
+/// schemas in `schemas`. For startup and `augur --check-config`; a missing
+/// directory is an error ([`PolicyError::MissingDir`]), an empty one is
+/// [`Policy::permissive`].
 pub fn load_dir(policies: &Path, schemas: &Path) -> Result<Policy, PolicyError> {
-    attempt(policies, schemas).result
+    let files = listing::list(policies, schemas, &[]).files?;
+    compile(&read(&files)?, schemas).result
 }
 
-/// One read-and-compile pass.
-pub(crate) struct Attempt {
-    /// Hash of every file read (policies and referenced schemas), including
-    /// read failures; equal fingerprints mean nothing changed on disk.
-    pub fingerprint: String,
-    pub result: Result<Policy, PolicyError>,
+/// The texts of a policy set, in merge order, and the hash of them.
+#[derive(Debug)]
+pub(crate) struct Texts {
+    files: Vec<(String, String)>,
+    hash: [u8; 32],
 }
 
-fn display(path: &Path) -> String {
-    path.display().to_string()
-}
-
-/// The policy files of `dir`, sorted by name. `Ok(empty)` when it is missing.
-pub(crate) fn list_files(dir: &Path) -> Result<Vec<PathBuf>, PolicyError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(PolicyError::Io {
-                file: display(dir),
-                message: e.to_string(),
+/// Read `files`, refusing any over [`MAX_FILE_BYTES`] or a set over
+/// [`MAX_TOTAL_BYTES`] (they may have grown since they were listed).
+pub(crate) fn read(files: &[PolicyFile]) -> Result<Texts, PolicyError> {
+    let mut hasher = Sha256::new();
+    let mut out = Vec::with_capacity(files.len());
+    let mut total = 0u64;
+    for f in files {
+        let io = |message: String| PolicyError::Io {
+            file: f.name.clone(),
+            message,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(&f.path)
+            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| io(e.to_string()))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(PolicyError::Limit {
+                file: f.name.clone(),
+                message: format!("more than the limit of {MAX_FILE_BYTES} bytes per policy file"),
             });
         }
-    };
-    let mut files = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let is_policy = name.ends_with(".yaml") || name.ends_with(".yml");
-        if name.starts_with('.') || !is_policy {
-            continue;
+        total += bytes.len() as u64;
+        if total > MAX_TOTAL_BYTES {
+            return Err(PolicyError::Limit {
+                file: f.name.clone(),
+                message: format!(
+                    "policy files together hold more than the limit of {MAX_TOTAL_BYTES} bytes"
+                ),
+            });
         }
-        let path = entry.path();
-        // Follows symlinks; a dangling one is reported when it is read.
-        match std::fs::metadata(&path) {
-            Ok(m) if !m.is_file() => continue,
-            _ => files.push(path),
-        }
+        let text = String::from_utf8(bytes).map_err(|_| io("not UTF-8 text".into()))?;
+        hasher.update(f.name.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+        out.push((f.name.clone(), text));
     }
-    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    Ok(files)
+    Ok(Texts {
+        files: out,
+        hash: hasher.finalize().into(),
+    })
 }
 
-/// Read and compile the directory, fingerprinting what was read.
-pub(crate) fn attempt(policies: &Path, schemas: &Path) -> Attempt {
-    let mut hasher = Sha256::new();
-    let files = match list_files(policies) {
-        Ok(files) => files,
-        Err(e) => {
-            hasher.update(e.to_string());
-            return finish_attempt(hasher, Err(e));
-        }
-    };
-    let mut texts = Vec::with_capacity(files.len());
-    let mut read_error = None;
-    for path in &files {
-        let name = display(path);
-        hasher.update(name.as_bytes());
-        hasher.update([0]);
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                hasher.update(text.as_bytes());
-                hasher.update([0]);
-                texts.push((name, text));
-            }
-            Err(e) => {
-                let err = PolicyError::Io {
-                    file: name,
-                    message: e.to_string(),
-                };
-                hasher.update(err.to_string());
-                read_error.get_or_insert(err);
-            }
-        }
+/// The fingerprint of `texts` with the schema files hashed as `schemas`.
+pub(crate) fn fingerprint(texts: &Texts, schemas: [u8; 32]) -> String {
+    if texts.files.is_empty() {
+        return EMPTY.to_string();
     }
-    if let Some(e) = read_error {
-        return finish_attempt(hasher, Err(e));
-    }
-    let mut builder_hasher = Sha256::new();
-    let mut builder = Builder::new(schemas, &mut builder_hasher);
+    let mut h = Sha256::new();
+    h.update(texts.hash);
+    h.update(schemas);
+    hex::encode(&h.finalize()[..8])
+}
+
+/// The fingerprint of a set refused before it was compiled.
+pub(crate) fn refused_fingerprint(e: &PolicyError) -> String {
+    let h = Sha256::digest(e.to_string().as_bytes());
+    format!("refused:{}", hex::encode(&h[..8]))
+}
+
+/// One compile of a policy set.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub fingerprint: String,
+    pub result: Result<Policy, PolicyError>,
+    /// The `format` schema files read, in the order read.
+    pub schema_names: Vec<String>,
+}
+
+/// Parse, validate and merge `texts`; stops at the first broken file.
+pub(crate) fn compile(texts: &Texts, schemas_dir: &Path) -> Compiled {
+    let mut schemas = SchemaReads::new(schemas_dir);
+    let mut builder = Builder::new(&mut schemas);
     let mut result = Ok(());
-    for (name, text) in &texts {
+    for (name, text) in &texts.files {
         result = builder.add_file(name, text);
         if result.is_err() {
             break;
         }
     }
-    let names: Vec<String> = texts.into_iter().map(|(n, _)| n).collect();
     let result = result.map(|()| {
         builder.finish(PolicyMeta {
             version: String::new(),
             loaded_at: SystemTime::now(),
-            files: names.clone(),
+            files: texts.files.iter().map(|(n, _)| n.clone()).collect(),
+            sources: Default::default(),
         })
     });
-    hasher.update(builder_hasher.finalize());
-    finish_attempt(hasher, result).with_empty_version(names.is_empty())
-}
-
-fn finish_attempt(hasher: Sha256, result: Result<Policy, PolicyError>) -> Attempt {
-    let fingerprint = hex::encode(&hasher.finalize()[..8]);
+    let (schema_hash, schema_names) = schemas.finish();
+    let fingerprint = fingerprint(texts, schema_hash);
     let result = result.map(|mut p| {
         p.meta.version = fingerprint.clone();
         p
     });
-    Attempt {
+    Compiled {
         fingerprint,
         result,
-    }
-}
-
-impl Attempt {
-    /// An empty directory reports version "empty", like [`Policy::permissive`].
-    fn with_empty_version(mut self, empty: bool) -> Self {
-        if empty {
-            self.fingerprint = "empty".to_string();
-            if let Ok(p) = &mut self.result {
-                p.meta.version = self.fingerprint.clone();
-            }
-        }
-        self
+        schema_names,
     }
 }

@@ -5,8 +5,10 @@
 //! Every `*.yaml` / `*.yml` file directly in the policies directory is
 //! validated against `schemas/policy.schema.json` (embedded; editors can use
 //! the same file) and merged in file-name order. `policies/example.yaml`
-//! documents every key. An empty or missing directory is
-//! [`Policy::permissive`].
+//! documents every key, in comments only, so it overrides nothing. An empty
+//! directory, or files with no settings, is [`Policy::permissive`]; a
+//! missing directory is an error ([`PolicyError::MissingDir`]). The bounds
+//! of [`bounds`] are checked before anything is parsed.
 //!
 //! # Merge rules
 //!
@@ -27,27 +29,37 @@
 //!   and `augur --check-config`. Errors name the file and the problem.
 //! * [`PolicyStore::open`]`(policies, schemas)` loads (fails on a broken set);
 //!   [`PolicyStore::snapshot`] gives the `Arc<Policy>` a request keeps to the
-//!   end; [`PolicyStore::spawn_watcher`] reloads on file changes, every
-//!   second if content changed, and on SIGHUP; [`PolicyStore::reload_now`]
-//!   reloads on demand; [`PolicyStore::status`] / [`PolicyStore::status_json`]
-//!   / [`policies_handler`] serve `GET /-/policies`.
+//!   end; [`PolicyStore::spawn_watcher`] reloads on file changes (events,
+//!   and a 1 s poll of the directory listing) and on SIGHUP;
+//!   [`PolicyStore::reload_now`] reloads on demand; [`PolicyStore::status`] /
+//!   [`PolicyStore::status_json`] / [`policies_handler`] serve
+//!   `GET /-/policies`, with the merged policy from [`show::effective`].
 //! * [`Policy::model`]`(name)` resolves the settings for a model.
 //! * [`AuditLog`] writes tool-call audit records.
 //!
-//! A broken edit (YAML, schema, glob, missing schema file, unset `key_env`)
-//! is rejected whole: the last good policy stays active.
+//! A broken edit (YAML, schema, glob, missing schema file, unset `key_env`,
+//! a bound exceeded) is rejected whole: the last good policy stays active.
+//! So is losing the policy: the directory vanishing or turning unreadable,
+//! or the last file disappearing ([`PolicyError::NoFiles`]).
 
 pub mod audit;
+pub mod bounds;
 mod compile;
 pub mod error;
+mod listing;
 mod load;
 pub mod model;
+mod nesting;
 pub mod raw;
 pub mod rules;
+mod schemas;
+pub mod show;
 pub mod store;
 mod watch;
+mod yaml;
 
 pub use audit::AuditLog;
+pub use bounds::{MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES};
 pub use compile::POLICY_SCHEMA;
 pub use error::PolicyError;
 pub use load::load_dir;

@@ -170,6 +170,20 @@ pub struct PolicyMeta {
     pub version: String,
     pub loaded_at: SystemTime,
     pub files: Vec<String>,
+    /// Which file set what, so an operator can see which file wins.
+    pub sources: Sources,
+}
+
+/// The file each setting of the merged policy came from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Sources {
+    /// `defaults.tools.parallel`, `auth.required`, `audit.path`, … → the
+    /// last file that set it.
+    pub set_by: std::collections::BTreeMap<String, String>,
+    /// The file of each `models:` entry, in merge order.
+    pub entries: Vec<String>,
+    /// The file of each API key, in order.
+    pub keys: Vec<String>,
 }
 
 /// The whole compiled policy.
@@ -204,6 +218,7 @@ impl Policy {
                 version: "empty".to_string(),
                 loaded_at: SystemTime::now(),
                 files: Vec::new(),
+                sources: Sources::default(),
             },
             auth: AuthPolicy::default(),
             audit: AuditPolicy::default(),

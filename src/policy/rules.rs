@@ -246,6 +246,11 @@ impl ModelRules {
         &self.defaults
     }
 
+    /// The `models:` entries, in merge order.
+    pub fn entries(&self) -> &[(ModelGlob, Overlay)] {
+        &self.entries
+    }
+
     /// Settings for `model` (as the client wrote it; normalized here).
     pub fn resolve(&self, model: &str) -> Arc<ModelPolicy> {
         if self.entries.is_empty() {

@@ -6,10 +6,24 @@
 //! `augur_policy_reloads_total{outcome="rejected"}` counter and a log line.
 //! Requests take one [`PolicyStore::snapshot`] at entry and keep it to the
 //! end, so no request sees two policies.
+//!
+//! Losing the policy is rejected like a broken edit: the directory
+//! vanishing or becoming unreadable, or the last policy file disappearing
+//! while the active policy came from files ([`PolicyError::NoFiles`]). A
+//! policy with no settings takes a file that says so (only comments, or
+//! `{}`). At start a missing directory is an error; an empty one is the
+//! permissive policy.
+//!
+//! Work is skipped at two gates: a poll whose directory listing is
+//! unchanged reads nothing, and a set whose fingerprint equals the last
+//! one seen (accepted or rejected) is not compiled again.
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering},
+    },
     time::SystemTime,
 };
 
@@ -18,8 +32,10 @@ use serde_json::{Value, json};
 
 use super::{
     error::PolicyError,
-    load::{Attempt, attempt},
+    listing,
+    load::{self, Compiled},
     model::Policy,
+    schemas, show,
 };
 
 /// What `GET /-/policies` shows.
@@ -34,11 +50,27 @@ pub struct PolicyStatus {
     pub last_error_at: Option<SystemTime>,
 }
 
+/// What set off a reload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// The poll: nothing is read unless the directory listing changed.
+    Poll,
+    /// A filesystem event: the files are read and hashed, and compiled
+    /// only if their content changed.
+    Event,
+    /// SIGHUP or an explicit reload: read and compile even if unchanged.
+    Force,
+}
+
 #[derive(Debug, Default)]
 struct ReloadState {
-    /// Fingerprint of the last set read from disk, accepted or not, so an
-    /// unchanged broken file is not re-reported on every poll.
+    /// Signature of the last directory listing.
+    listing: Option<[u8; 32]>,
+    /// Fingerprint of the last set read, accepted or not: a set with the
+    /// same fingerprint is not parsed again.
     last_seen: Option<String>,
+    /// The `format` schema files the last compile read.
+    schema_names: Vec<String>,
     last_error: Option<(String, SystemTime)>,
 }
 
@@ -52,6 +84,8 @@ pub struct PolicyStore {
     reloading: Mutex<()>,
     /// Bookkeeping; held only briefly, so `status()` never waits for disk.
     state: Mutex<ReloadState>,
+    /// Sets parsed and compiled since start.
+    compiles: AtomicU64,
 }
 
 fn rfc3339(t: SystemTime) -> String {
@@ -61,12 +95,15 @@ fn rfc3339(t: SystemTime) -> String {
 }
 
 impl PolicyStore {
-    /// Load the directories; fails (augur must not start) if the set is broken.
+    /// Load the directories; fails (augur must not start) if the set is
+    /// broken, over a bound, or the policies directory does not exist.
     pub fn open(policies_dir: &Path, schemas_dir: &Path) -> Result<Self, PolicyError> {
-        let Attempt {
+        let found = listing::list(policies_dir, schemas_dir, &[]);
+        let Compiled {
             fingerprint,
             result,
-        } = attempt(policies_dir, schemas_dir);
+            schema_names,
+        } = load::compile(&load::read(&found.files?)?, schemas_dir);
         let policy = result?;
         Ok(Self {
             current: Arc::new(ArcSwap::from_pointee(policy)),
@@ -74,9 +111,12 @@ impl PolicyStore {
             schemas_dir: schemas_dir.to_path_buf(),
             reloading: Mutex::new(()),
             state: Mutex::new(ReloadState {
+                listing: Some(found.signature),
                 last_seen: Some(fingerprint),
+                schema_names,
                 last_error: None,
             }),
+            compiles: AtomicU64::new(1),
         })
     }
 
@@ -89,7 +129,14 @@ impl PolicyStore {
             schemas_dir: schemas_dir.to_path_buf(),
             reloading: Mutex::new(()),
             state: Mutex::new(ReloadState::default()),
+            compiles: AtomicU64::new(0),
         }
+    }
+
+    /// How many times a policy set was parsed and compiled since start
+    /// (diagnostics and tests: an unchanged set is never compiled again).
+    pub fn compiles(&self) -> u64 {
+        self.compiles.load(Ordering::Relaxed)
     }
 
     /// The policy a request should use from start to finish.
@@ -120,27 +167,74 @@ impl PolicyStore {
     /// Re-read and apply the directory now (SIGHUP, admin); compiles even if
     /// nothing changed on disk.
     pub fn reload_now(&self) -> Result<(), PolicyError> {
-        self.reload(true)
+        self.reload(Trigger::Force)
     }
 
     /// Re-read the directory; compile and apply only if its content changed
     /// since the last read. Returns `Ok` when nothing changed.
     pub fn reload_if_changed(&self) -> Result<(), PolicyError> {
-        self.reload(false)
+        self.reload(Trigger::Event)
     }
 
-    fn reload(&self, force: bool) -> Result<(), PolicyError> {
+    /// One reload step: look at the directory, read only if the look (or
+    /// the trigger) calls for it, compile only if the content changed.
+    pub(crate) fn reload(&self, trigger: Trigger) -> Result<(), PolicyError> {
         let _one_at_a_time = self.reloading.lock().unwrap_or_else(|p| p.into_inner());
-        let Attempt {
-            fingerprint,
-            result,
-        } = attempt(&self.policies_dir, &self.schemas_dir);
-        let mut state = self.state();
-        let unchanged = state.last_seen.as_deref() == Some(fingerprint.as_str());
-        if unchanged && !force {
+        let (names, seen_listing, seen) = {
+            let s = self.state();
+            (s.schema_names.clone(), s.listing, s.last_seen.clone())
+        };
+        let found = listing::list(&self.policies_dir, &self.schemas_dir, &names);
+        if trigger == Trigger::Poll && seen_listing == Some(found.signature) {
             return Ok(());
         }
-        state.last_seen = Some(fingerprint);
+        let texts = found.files.and_then(|files| load::read(&files));
+        let gate = match &texts {
+            Ok(t) => load::fingerprint(t, schemas::rehash(&self.schemas_dir, &names).0),
+            Err(e) => load::refused_fingerprint(e),
+        };
+        if trigger != Trigger::Force {
+            if seen.as_deref() == Some(gate.as_str()) {
+                self.state().listing = Some(found.signature);
+                return Ok(());
+            }
+            if self.current.load().meta.version == gate {
+                // Back to what is active (a broken edit undone): nothing to parse.
+                let mut state = self.state();
+                state.listing = Some(found.signature);
+                state.last_seen = Some(gate);
+                if state.last_error.take().is_some() {
+                    tracing::info!(version = %self.current.load().meta.version, "policy files match the active policy again");
+                }
+                return Ok(());
+            }
+        }
+        let compiled = match texts {
+            Ok(t) => {
+                self.compiles.fetch_add(1, Ordering::Relaxed);
+                load::compile(&t, &self.schemas_dir)
+            }
+            Err(e) => Compiled {
+                fingerprint: gate,
+                result: Err(e),
+                schema_names: names,
+            },
+        };
+        let mut result = compiled.result;
+        let active = self.current.load().meta.files.len();
+        if let Ok(p) = &result
+            && p.meta.files.is_empty()
+            && active > 0
+        {
+            result = Err(PolicyError::NoFiles {
+                dir: self.policies_dir.display().to_string(),
+                active,
+            });
+        }
+        let mut state = self.state();
+        state.listing = Some(found.signature);
+        state.last_seen = Some(compiled.fingerprint);
+        state.schema_names = compiled.schema_names;
         match result {
             Ok(policy) => {
                 let version = policy.meta.version.clone();
@@ -177,8 +271,9 @@ impl PolicyStore {
         }
     }
 
-    /// The body of `GET /-/policies`:
-    /// `{"version", "loaded_at" (RFC 3339), "files", "last_error", "last_error_at"}`.
+    /// The body of `GET /-/policies`: `{"version", "loaded_at" (RFC 3339),
+    /// "files", "last_error", "last_error_at", "effective"}`, where
+    /// `effective` is the merged policy in force (see [`show::effective`]).
     pub fn status_json(&self) -> Value {
         let s = self.status();
         json!({
@@ -187,6 +282,7 @@ impl PolicyStore {
             "files": s.files,
             "last_error": s.last_error,
             "last_error_at": s.last_error_at.map(rfc3339),
+            "effective": show::effective(&self.snapshot()),
         })
     }
 }

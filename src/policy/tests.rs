@@ -46,28 +46,191 @@ fn globs_match_every_spelling_of_a_model() {
 }
 
 #[test]
-fn empty_and_missing_dirs_are_permissive() {
+fn an_empty_dir_is_permissive_and_a_missing_one_an_error() {
     let (p, s) = dirs();
-    let policy = load_dir(&p.path().join("nope"), s.path()).unwrap();
+    let err = load_dir(&p.path().join("nope"), s.path()).unwrap_err();
+    assert!(matches!(err, PolicyError::MissingDir { .. }), "{err}");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    let policy = load_dir(p.path(), s.path()).unwrap();
     assert_eq!(policy.meta.version, "empty");
     assert_eq!(*policy.model("gemma3"), ModelPolicy::default());
     assert!(!policy.auth.required);
-    let policy = load_dir(p.path(), s.path()).unwrap();
-    assert_eq!(policy.meta.version, "empty");
-    // A file with only comments is fine too.
-    let policy = load(&[("a.yaml", "# nothing yet\n")]).unwrap();
-    assert_eq!(*policy.model("x"), ModelPolicy::default());
+    // A file with no settings is an explicit empty policy.
+    for text in ["# nothing yet\n", "{}\n", "", "---\n"] {
+        let policy = load(&[("00-empty.yaml", text)]).unwrap();
+        assert_eq!(*policy.model("x"), ModelPolicy::default(), "{text:?}");
+        assert_eq!(policy.meta.files.len(), 1);
+        assert_ne!(policy.meta.version, "empty");
+    }
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 #[test]
 fn shipped_example_changes_nothing() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let policy = load_dir(&root.join("policies"), &root.join("schemas")).unwrap();
+    let policy = load_dir(&root().join("policies"), &root().join("schemas")).unwrap();
     assert_eq!(policy.meta.files.len(), 1);
     assert!(!policy.auth.required && policy.auth.keys.is_empty());
     assert_eq!(policy.default_rate_limit, None);
     assert_eq!(policy.audit, AuditPolicy::default());
     assert_eq!(*policy.model("gemma3:27b"), ModelPolicy::default());
+    assert!(policy.meta.sources.set_by.is_empty());
+}
+
+/// The example, uncommented as it tells operators to do, is a valid policy
+/// whose defaults block equals the built-in defaults.
+#[test]
+fn shipped_example_uncommented_is_valid() {
+    let text = fs::read_to_string(root().join("policies/example.yaml")).unwrap();
+    let yaml: String = text
+        .lines()
+        .filter(|l| !l.starts_with("##"))
+        .map(|l| l.strip_prefix("# ").or(l.strip_prefix('#')).unwrap_or(l))
+        .map(|l| format!("{}\n", l.replace("AUGUR_NOTEBOOK_KEY", "PATH")))
+        .collect();
+    let (p, s) = dirs();
+    write(s.path(), "answer.schema.json", r#"{"type":"object"}"#);
+    write(p.path(), "example.yaml", &yaml);
+    let policy = load_dir(p.path(), s.path()).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    assert!(policy.auth.keys.len() == 2 && policy.models.entries().len() == 3);
+    let mut only_defaults = (**policy.models.defaults()).clone();
+    only_defaults.format = None;
+    only_defaults.concurrency = None;
+    assert_eq!(only_defaults, ModelPolicy::default());
+}
+
+/// What the example advises, a site file with the settings to change, takes
+/// effect with the example present, whatever the site file is called.
+#[test]
+fn a_site_file_beside_the_shipped_example_takes_effect() {
+    let site = "defaults:\n  emulate_tools: never\n  validate: {enabled: false, repair: false, max_retries: 3, degrade: false, stream: pass, on_failure: pass}\n  think_emulation: false\n  tools: {parallel: false}\n  advertise_capabilities: false\n\
+                auth:\n  required: true\n\
+                audit: {path: audit.jsonl, include_arguments: true}\n";
+    for name in ["10-site.yaml", "site.yaml", "zz-site.yaml", "00-site.yaml"] {
+        let (p, s) = dirs();
+        fs::copy(
+            root().join("policies/example.yaml"),
+            p.path().join("example.yaml"),
+        )
+        .unwrap();
+        write(p.path(), name, site);
+        let policy = load_dir(p.path(), s.path()).unwrap();
+        assert_eq!(policy.meta.files.len(), 2);
+        let d = policy.model("gemma3");
+        assert_eq!(d.emulate_tools, EmulateTools::Never, "{name}");
+        assert!(!d.parallel_tool_calls && !d.think_emulation && !d.advertise_capabilities);
+        let v = &d.validate;
+        assert!(!v.enabled && !v.repair && !v.degrade && v.max_retries == 3);
+        assert_eq!(
+            (v.stream, v.on_failure),
+            (Some(StreamMode::Pass), OnFailure::Pass)
+        );
+        assert!(policy.auth.required && policy.audit.include_arguments);
+        let by = &policy.meta.sources.set_by;
+        assert!(by["defaults.tools.parallel"].ends_with(name), "{by:?}");
+    }
+}
+
+#[test]
+fn the_effective_policy_shows_what_wins_and_no_secrets() {
+    let h = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let policy = load(&[
+        (
+            "00-base.yaml",
+            "defaults: {tools: {parallel: false}, rate_limit: {requests_per_minute: 60}}\n\
+             models: {\"gemma3:*\": {emulate_tools: always}}\n",
+        ),
+        (
+            "10-site.yaml",
+            &format!(
+                "defaults: {{tools: {{parallel: true}}}}\n\
+                 models: {{\"gemma3:*\": {{concurrency: {{max_in_flight: 2}}}}, qwen3: {{format: {{schema: answer.json}}}}}}\n\
+                 auth: {{required: true, keys: [{{id: ci, key_sha256: {h}, models: [\"gemma3:*\"]}}, {{id: nb, key_sha256: {}, rate_limit: null}}]}}\n",
+                "0".repeat(64)
+            ),
+        ),
+    ])
+    .unwrap();
+    let e = show::effective(&policy);
+    assert_eq!(e["defaults"]["tools"]["parallel"], true);
+    assert_eq!(e["defaults"]["rate_limit"]["requests_per_minute"], 60);
+    assert!(
+        e["set_by"]["defaults.tools.parallel"]
+            .as_str()
+            .unwrap()
+            .ends_with("10-site.yaml")
+    );
+    assert!(
+        e["set_by"]["defaults.rate_limit"]
+            .as_str()
+            .unwrap()
+            .ends_with("00-base.yaml")
+    );
+    let gemma = &e["models"][0];
+    assert_eq!(gemma["glob"], "gemma3:*");
+    assert_eq!(gemma["files"].as_array().unwrap().len(), 2);
+    assert_eq!(gemma["settings"]["emulate_tools"], "always");
+    assert_eq!(gemma["settings"]["concurrency"]["max_in_flight"], 2);
+    assert_eq!(gemma["settings"]["concurrency"]["queue_timeout_ms"], 30_000);
+    assert_eq!(
+        e["models"][1]["settings"]["format"]["schema"],
+        "answer.json"
+    );
+    assert_eq!(e["auth"]["required"], true);
+    assert_eq!(e["auth"]["keys"][0]["id"], "ci");
+    assert_eq!(e["auth"]["keys"][0]["models"][0], "gemma3:*");
+    assert_eq!(
+        e["auth"]["keys"][0]["rate_limit"]["requests_per_minute"],
+        60
+    );
+    assert_eq!(e["auth"]["keys"][1]["models"], "all");
+    assert!(e["auth"]["keys"][1]["rate_limit"].is_null());
+    let text = e.to_string();
+    assert!(
+        !text.contains(h) && !text.contains(&"0".repeat(64)),
+        "{text}"
+    );
+}
+
+#[test]
+fn bounds_are_checked_before_parsing_and_name_the_file() {
+    let big = format!("# {}\n", "x".repeat(MAX_FILE_BYTES as usize));
+    let err = load(&[("10-big.yaml", &big)]).unwrap_err().to_string();
+    assert!(
+        err.contains("10-big.yaml") && err.contains("1048576"),
+        "{err}"
+    );
+
+    let (p, s) = dirs();
+    for i in 0..=MAX_FILES {
+        write(p.path(), &format!("{i:04}.yaml"), "{}\n");
+    }
+    let err = load_dir(p.path(), s.path()).unwrap_err().to_string();
+    assert!(err.contains("256 policy files"), "{err}");
+
+    let (p, s) = dirs();
+    let part = format!("# {}\n", "x".repeat(MAX_FILE_BYTES as usize - 100));
+    for i in 0..5 {
+        write(p.path(), &format!("{i}.yaml"), &part);
+    }
+    let err = load_dir(p.path(), s.path()).unwrap_err().to_string();
+    assert!(err.contains(&MAX_TOTAL_BYTES.to_string()), "{err}");
+
+    let deep = format!("defaults: {}\n", "[".repeat(100_000));
+    let err = load(&[("10-deep.yaml", &deep)]).unwrap_err().to_string();
+    assert_eq!(
+        err.split_once("10-deep.yaml").unwrap().1,
+        ": line 1: nested deeper than 64 levels"
+    );
+    let err = load(&[("a.yaml", "defaults: !!map {}\n")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("invalid YAML") && err.contains("tags"),
+        "{err}"
+    );
 }
 
 #[test]

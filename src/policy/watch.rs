@@ -1,6 +1,16 @@
 //! The reload task: filesystem events, a 1 s poll and SIGHUP all lead to
-//! the same step — re-read the whole directory and apply it if its content
-//! hash changed (SIGHUP applies it even if not).
+//! the same step, [`PolicyStore::reload`], with more or less work:
+//!
+//! * the poll only lists the directory (names and metadata, see
+//!   `listing`) and reads nothing unless the listing changed;
+//! * a filesystem event (debounced by [`DEBOUNCE`]) reads and hashes the
+//!   files, in case a write kept the size and the timestamp;
+//! * SIGHUP reads and compiles even if nothing changed.
+//!
+//! Either way a set is parsed only if its content hash differs from the
+//! last one seen, accepted or rejected, so an unchanged set, however large
+//! or broken, costs nothing while augur is idle. Events that only report a
+//! file being opened or read (augur's own reads among them) are ignored.
 //!
 //! Why re-read everything instead of acting on event paths: editors save by
 //! writing a temporary file and renaming it over the old one, and Kubernetes
@@ -10,15 +20,18 @@
 //! directory path is itself a symlink that gets re-pointed, the watch is
 //! re-established on the new target after the next pass. The poll is the
 //! safety net for missed events (network filesystems, a directory created
-//! after start) and costs one small read of the directory per second.
+//! after start) and costs one listing of the directory per second.
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use notify::RecursiveMode;
+use notify::{
+    EventKind, RecursiveMode,
+    event::{AccessKind, AccessMode},
+};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 use tokio::{sync::mpsc, sync::watch, task::JoinHandle};
 
-use super::store::PolicyStore;
+use super::store::{PolicyStore, Trigger};
 
 /// Quiet time after the last event before re-reading.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -59,10 +72,12 @@ fn ensure_watch(store: &PolicyStore, current: &mut Option<DirWatch>, tx: &mpsc::
         return;
     }
     let tx = tx.clone();
-    let handler = move |_events: DebounceEventResult| {
+    let handler = move |result: DebounceEventResult| {
         // Errors too: re-reading is always safe. A full channel already
         // holds a pending wake-up.
-        let _ = tx.try_send(());
+        if result.is_err() || result.is_ok_and(|events| events.iter().any(|e| changes(&e.kind))) {
+            let _ = tx.try_send(());
+        }
     };
     let watcher = new_debouncer(DEBOUNCE, None, handler).and_then(|mut w| {
         for dir in &resolved {
@@ -82,6 +97,16 @@ fn ensure_watch(store: &PolicyStore, current: &mut Option<DirWatch>, tx: &mpsc::
             tracing::warn!(error = %e, "cannot watch policies; polling only");
             *current = None;
         }
+    }
+}
+
+/// Whether an event can mean changed content: anything but a file being
+/// opened, read or closed unwritten.
+fn changes(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
     }
 }
 
@@ -122,30 +147,23 @@ async fn run(store: Arc<PolicyStore>, mut shutdown: watch::Receiver<bool>) {
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut hup = hangup();
     loop {
-        let force = tokio::select! {
+        let trigger = tokio::select! {
             changed = shutdown.changed() => {
                 if changed.is_err() || *shutdown.borrow() {
                     break;
                 }
                 continue;
             }
-            Some(()) = rx.recv() => false,
-            _ = poll.tick() => false,
+            Some(()) = rx.recv() => Trigger::Event,
+            _ = poll.tick() => Trigger::Poll,
             () = next_hangup(&mut hup) => {
                 tracing::info!("SIGHUP: reloading policies");
-                true
+                Trigger::Force
             }
         };
         let s = store.clone();
         // Errors are logged and counted by the store.
-        let _ = tokio::task::spawn_blocking(move || {
-            if force {
-                s.reload_now()
-            } else {
-                s.reload_if_changed()
-            }
-        })
-        .await;
+        let _ = tokio::task::spawn_blocking(move || s.reload(trigger)).await;
         ensure_watch(&store, &mut dir_watch, &tx);
     }
     tracing::debug!("policy watcher stopped");

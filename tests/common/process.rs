@@ -17,6 +17,10 @@ pub struct Process {
     /// Base URL of the admin listener.
     pub admin: String,
     pub pid: u32,
+    /// The empty policies/schemas directory used when none was given; kept
+    /// for the process's lifetime, since a policies directory vanishing at
+    /// run time is an error augur reports.
+    _empty: tempfile::TempDir,
 }
 
 /// Options for [`Process::start`].
@@ -79,15 +83,15 @@ impl Process {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        // The temporary files must outlive the start; the process has
-        // read them by now.
+        // The config file must outlive the start; the process has read it
+        // by now.
         drop(config_file);
-        drop(empty);
         Process {
             child,
             url: format!("http://127.0.0.1:{port}"),
             admin,
             pid,
+            _empty: empty,
         }
     }
 

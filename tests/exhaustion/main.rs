@@ -1,5 +1,6 @@
-//! No request may exhaust augur: each test runs the real binary and bounds
-//! what an attack costs it (descriptors, CPU time, resident memory).
+//! No input may exhaust augur: each test runs the real binary and bounds
+//! what an attack costs the process (descriptors, CPU time, resident
+//! memory, read from `/proc`; see `common::process`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -7,3 +8,4 @@
 mod common;
 
 mod connections;
+mod policies;

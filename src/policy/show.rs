@@ -1,0 +1,176 @@
+//! The merged policy in force, as JSON for `GET /-/policies`, so an
+//! operator can see what wins: the defaults, each `models:` glob with the
+//! settings a model it matches gets, auth (key ids and the models each may
+//! use, never the keys or their hashes) and audit, with the file that set
+//! each default and each entry.
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    model::{EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy, RateLimit, StreamMode},
+    raw::{RawSettings, Tri},
+};
+
+/// The dotted keys a `defaults:` or `models.<glob>:` block sets.
+pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
+    let mut keys = Vec::new();
+    let mut add = |set: bool, key| {
+        if set {
+            keys.push(key);
+        }
+    };
+    add(s.emulate_tools.is_some(), "emulate_tools");
+    if let Some(v) = &s.validate {
+        add(v.enabled.is_some(), "validate.enabled");
+        add(v.repair.is_some(), "validate.repair");
+        add(v.max_retries.is_some(), "validate.max_retries");
+        add(v.degrade.is_some(), "validate.degrade");
+        add(!matches!(v.stream, Tri::Absent), "validate.stream");
+        add(v.on_failure.is_some(), "validate.on_failure");
+    }
+    add(s.think_emulation.is_some(), "think_emulation");
+    add(!matches!(s.format, Tri::Absent), "format");
+    add(
+        s.tools.as_ref().is_some_and(|t| t.parallel.is_some()),
+        "tools.parallel",
+    );
+    add(s.advertise_capabilities.is_some(), "advertise_capabilities");
+    add(!matches!(s.rate_limit, Tri::Absent), "rate_limit");
+    add(!matches!(s.concurrency, Tri::Absent), "concurrency");
+    keys
+}
+
+fn rate_limit(r: Option<RateLimit>) -> Value {
+    match r {
+        Some(r) if r != RateLimit::default() => json!({
+            "requests_per_minute": r.requests_per_minute,
+            "burst": r.burst.or(r.requests_per_minute),
+            "tokens_per_minute": r.tokens_per_minute,
+        }),
+        _ => Value::Null,
+    }
+}
+
+/// One model's settings, keyed as in the policy files.
+fn settings(p: &ModelPolicy) -> Value {
+    let emulate = match p.emulate_tools {
+        EmulateTools::Auto => "auto",
+        EmulateTools::Always => "always",
+        EmulateTools::Never => "never",
+    };
+    let stream = p.validate.stream.map(|s| match s {
+        StreamMode::Buffer => "buffer",
+        StreamMode::Pass => "pass",
+    });
+    let on_failure = match p.validate.on_failure {
+        OnFailure::Error => "error",
+        OnFailure::Pass => "pass",
+    };
+    let format = p.format.as_ref().map(|f| {
+        let apply = match f.apply {
+            FormatApply::WhenJson => "when_json",
+            FormatApply::WhenMissing => "when_missing",
+            FormatApply::Always => "always",
+        };
+        json!({"schema": f.name, "apply": apply})
+    });
+    json!({
+        "emulate_tools": emulate,
+        "validate": {
+            "enabled": p.validate.enabled,
+            "repair": p.validate.repair,
+            "max_retries": p.validate.max_retries,
+            "degrade": p.validate.degrade,
+            "stream": stream,
+            "on_failure": on_failure,
+        },
+        "think_emulation": p.think_emulation,
+        "format": format,
+        "tools": {"parallel": p.parallel_tool_calls},
+        "advertise_capabilities": p.advertise_capabilities,
+        "rate_limit": rate_limit(p.rate_limit),
+        "concurrency": p.concurrency.map(|c| json!({
+            "max_in_flight": c.max_in_flight,
+            "queue_timeout_ms": c.queue_timeout_ms,
+        })),
+    })
+}
+
+/// The `effective` part of `GET /-/policies`:
+///
+/// ```json
+/// {"defaults": {…, "rate_limit": per principal},
+///  "models": [{"glob": "gemma3:*", "files": […], "settings": {…}}],
+///  "auth": {"required": true, "keys": [{"id", "file", "models", "rate_limit"}]},
+///  "audit": {"path", "include_arguments"},
+///  "set_by": {"defaults.tools.parallel": "policies/10-site.yaml", …}}
+/// ```
+///
+/// A glob's `settings` are the defaults with every entry of that glob
+/// applied in order: what a model matched by that glob alone gets (a model
+/// several globs match gets them in the order listed). A key's
+/// `rate_limit` is the one it is held to (its own, or the defaults').
+pub fn effective(policy: &Policy) -> Value {
+    let sources = &policy.meta.sources;
+    let defaults = policy.models.defaults();
+    let mut shown_defaults = settings(defaults);
+    shown_defaults["rate_limit"] = rate_limit(policy.default_rate_limit);
+
+    let entries = policy.models.entries();
+    let mut globs: Vec<&str> = Vec::new();
+    for (g, _) in entries {
+        if !globs.contains(&g.pattern()) {
+            globs.push(g.pattern());
+        }
+    }
+    let models: Vec<Value> = globs
+        .iter()
+        .map(|&glob| {
+            let mut p = (**defaults).clone();
+            let mut files: Vec<&str> = Vec::new();
+            for (i, (g, overlay)) in entries.iter().enumerate() {
+                if g.pattern() == glob {
+                    overlay.apply(&mut p);
+                    if let Some(f) = sources.entries.get(i)
+                        && !files.contains(&f.as_str())
+                    {
+                        files.push(f);
+                    }
+                }
+            }
+            json!({"glob": glob, "files": files, "settings": settings(&p)})
+        })
+        .collect();
+
+    let keys: Vec<Value> = policy
+        .auth
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let limit = k.rate_limit.or(policy.default_rate_limit);
+            json!({
+                "id": k.id,
+                "file": sources.keys.get(i),
+                "models": if k.models.is_empty() { json!("all") } else { json!(k.models) },
+                "rate_limit": rate_limit(limit),
+            })
+        })
+        .collect();
+
+    let set_by: Map<String, Value> = sources
+        .set_by
+        .iter()
+        .map(|(k, f)| (k.clone(), Value::String(f.clone())))
+        .collect();
+    json!({
+        "defaults": shown_defaults,
+        "models": models,
+        "auth": {"required": policy.auth.required, "keys": keys},
+        "audit": {
+            "path": policy.audit.path,
+            "include_arguments": policy.audit.include_arguments,
+        },
+        "set_by": set_by,
+    })
+}
