@@ -301,8 +301,7 @@ fn reencode_form(parts: &mut Parts, bytes: &[u8]) -> Result<multipart::Form, Pro
 
 /// The body of a re-encoded form, with its headers set.
 fn form_body(parts: &mut Parts, form: &multipart::Form) -> Bytes {
-    let boundary = format!("augur-{}", uuid::Uuid::new_v4().simple());
-    let (content_type, body) = form.encode(&boundary);
+    let (content_type, body) = form.encode(&form.fresh_boundary());
     if let Ok(v) = http::HeaderValue::from_str(&content_type) {
         parts.headers.insert(http::header::CONTENT_TYPE, v);
     }

@@ -49,7 +49,18 @@ impl Form {
             .map(|f| String::from_utf8_lossy(&f.data).into_owned())
     }
 
-    /// The form re-encoded with `boundary`: `(content type, body)`.
+    /// A boundary that occurs in no field's data.
+    pub fn fresh_boundary(&self) -> String {
+        loop {
+            let b = format!("augur-{}", uuid::Uuid::new_v4().simple());
+            if !self.fields.iter().any(|f| contains(&f.data, b.as_bytes())) {
+                return b;
+            }
+        }
+    }
+
+    /// The form re-encoded with `boundary` (which must occur in no field's
+    /// data): `(content type, body)`.
     pub fn encode(&self, boundary: &str) -> (String, Bytes) {
         let mut out = BytesMut::new();
         for f in &self.fields {
@@ -79,7 +90,7 @@ impl Form {
 /// breaks dropped.
 fn escape(s: &str) -> String {
     s.chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| !c.is_control() || *c == '\t')
         .flat_map(|c| match c {
             '"' | '\\' => vec!['\\', c],
             c => vec![c],
@@ -117,6 +128,10 @@ pub fn boundary(content_type: &str) -> Result<String, FormError> {
         }
     }
     found.ok_or(FormError::ContentType)
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    find(hay, needle, 0).is_some()
 }
 
 fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
@@ -177,6 +192,11 @@ type PartHead = (String, Option<String>, Option<String>);
 fn part_headers(head: &str) -> Result<PartHead, FormError> {
     let mut disposition = None;
     let mut content_type = None;
+    if head.chars().any(|c| c.is_control() && c != '\t' && c != '\r' && c != '\n')
+        || head.split("\r\n").any(|l| l.contains(['\r', '\n']))
+    {
+        return Err(FormError::Malformed("control characters in part headers"));
+    }
     for line in head.split("\r\n") {
         let (k, v) = line
             .split_once(':')
