@@ -15,4 +15,5 @@ pub mod output;
 pub mod plan;
 pub mod prepare;
 pub mod skim;
+pub mod splitter;
 pub mod stream_tools;
