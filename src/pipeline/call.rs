@@ -55,7 +55,7 @@ impl CallCtx {
         let req = self.request(path, body)?;
         self.state
             .upstream
-            .forward(req, self.client.clone(), self.timing.clone())
+            .call(req, self.client.clone(), self.timing.clone())
             .await
     }
 
