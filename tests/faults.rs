@@ -1,0 +1,141 @@
+//! Faults over real sockets: a client that leaves cancels the upstream
+//! work of every delivery mode at once (no further upstream call), an
+//! upstream that cuts a whole answer never becomes a complete 200, and a
+//! stream cut mid-line still ends with a parseable error line.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Augur, start_with};
+use fake_ollama::FakeOllama;
+use serde_json::{Value, json};
+
+fn weather_tool() -> Value {
+    json!({"type": "function", "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string"}
+        }, "required": ["city"]}
+    }})
+}
+
+fn person() -> Value {
+    json!({"type": "object", "properties": {
+        "name": {"type": "string"}, "age": {"type": "integer"}
+    }, "required": ["name", "age"]})
+}
+
+/// How a client fared with a whole answer the upstream cut.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum Outcome {
+    /// 502 with an error body in the route's shape.
+    BadGateway,
+    /// A status line, then a body that ends before it is complete.
+    Incomplete(u16),
+    /// The connection closed before a status line.
+    NoResponse,
+}
+
+async fn ask_whole(augur: &Augur, path: &str, body: &Value) -> Outcome {
+    let sent = common::client()
+        .post(format!("{}{path}", augur.url))
+        .json(body)
+        .send()
+        .await;
+    let Ok(r) = sent else {
+        return Outcome::NoResponse;
+    };
+    let status = r.status().as_u16();
+    let openai = path.starts_with("/v1/");
+    match r.bytes().await {
+        Ok(bytes) => {
+            assert_eq!(status, 502, "a cut answer came back complete: {bytes:?}");
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            if openai {
+                assert!(v["error"]["message"].is_string(), "{v}");
+            } else {
+                assert!(v["error"].is_string(), "{v}");
+            }
+            Outcome::BadGateway
+        }
+        Err(_) => Outcome::Incomplete(status),
+    }
+}
+
+#[tokio::test]
+async fn a_whole_answer_the_upstream_cuts_is_never_a_complete_200() {
+    let fake = FakeOllama::builder().start().await;
+    let augur = start_with(&fake.url(), |_| {}).await;
+    let mut seen = std::collections::HashMap::new();
+    for i in 0..30u64 {
+        // Cut before the first byte, after one, or half way; at once or
+        // after a pause; with and without a declared length.
+        let cut_bytes = [Some(0), Some(1), None][(i % 3) as usize];
+        let cut_ms = if i / 3 % 2 == 0 { 0 } else { 50 };
+        let options = json!({"cut_bytes": cut_bytes, "cut_ms": cut_ms,
+            "declare_length": i / 6 % 2 == 0});
+        let mut body = json!({"model": "mid-cut", "stream": false, "options": options,
+            "messages": [{"role": "user", "content": "hi"}]});
+        // Passthrough, then augur's own whole-answer reads (native and OpenAI).
+        let path = match i / 12 {
+            0 => "/api/chat",
+            1 => {
+                body["format"] = person();
+                "/api/chat"
+            }
+            _ => {
+                body["tools"] = json!([weather_tool()]);
+                "/v1/chat/completions"
+            }
+        };
+        let outcome = ask_whole(&augur, path, &body).await;
+        let passthrough = i < 12;
+        if cut_bytes == Some(0) || !passthrough {
+            assert_eq!(outcome, Outcome::BadGateway, "try {i}: {path} {options}");
+        } else {
+            assert!(
+                matches!(outcome, Outcome::Incomplete(200) | Outcome::BadGateway),
+                "try {i}: {options}: {outcome:?}"
+            );
+        }
+        *seen.entry(outcome).or_insert(0) += 1;
+    }
+    eprintln!("{seen:?}");
+}
+
+/// Every line of an NDJSON body, parsed.
+fn parsed_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?} in {text:?}")))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_line_ends_with_an_error_line_of_its_own() {
+    let fake = FakeOllama::builder().start().await;
+    let augur = start_with(&fake.url(), |_| {}).await;
+    let chat = |extra: Value| {
+        let mut body = json!({"model": "mid-cut", "messages": [{"role": "user", "content": "hi"}]});
+        if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
+            b.extend(e);
+        }
+        body
+    };
+    let cases = [
+        ("/api/chat", chat(json!({}))),
+        ("/api/generate", json!({"model": "mid-cut", "prompt": "hi"})),
+        // augur's own stream reading, validated as it passes.
+        ("/api/chat", chat(json!({"format": "json"}))),
+    ];
+    for (path, body) in cases {
+        let r = common::post(&augur, path, &body).await;
+        assert_eq!(r.status(), 200);
+        let text = r.text().await.unwrap();
+        let lines = parsed_lines(&text);
+        assert!(lines.len() >= 2, "{path}: {text}");
+        let last = lines.last().unwrap();
+        assert!(last["error"].is_string(), "{path}: {text}");
+        assert!(text.ends_with('\n'));
+    }
+}
