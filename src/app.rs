@@ -205,7 +205,8 @@ pub async fn serve<S, B>(
                     req.map(axum::body::Body::new)
                 });
                 let service = TowerToHyperService::new(service.map_err(|e: Infallible| e));
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                let io = TokioIo::new(crate::client_io::ClientIo::new(stream));
+                let conn = builder.serve_connection_with_upgrades(io, service);
                 let conn = graceful.watch(conn.into_owned());
                 tokio::spawn(async move {
                     if let Err(e) = conn.await {
