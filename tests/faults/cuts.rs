@@ -1,30 +1,14 @@
-//! Faults over real sockets: a client that leaves cancels the upstream
-//! work of every delivery mode at once (no further upstream call), an
-//! upstream that cuts a whole answer never becomes a complete 200, and a
-//! stream cut mid-line still ends with a parseable error line.
+//! Upstream cuts: a whole answer never comes back as a complete 200, and
+//! a stream cut mid-line ends with an error line of its own.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod common;
-
-use common::{Augur, start_with};
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
 
-fn weather_tool() -> Value {
-    json!({"type": "function", "function": {
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {
-            "city": {"type": "string"}
-        }, "required": ["city"]}
-    }})
-}
-
-fn person() -> Value {
-    json!({"type": "object", "properties": {
-        "name": {"type": "string"}, "age": {"type": "integer"}
-    }, "required": ["name", "age"]})
-}
+use super::{
+    Augur,
+    common::{self, start_with},
+    person, weather_tool,
+};
 
 /// How a client fared with a whole answer the upstream cut.
 #[derive(Debug, PartialEq, Eq, Hash)]
