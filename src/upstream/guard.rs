@@ -281,7 +281,9 @@ where
             let this = self.project();
             // An unfinished line is no line: it is dropped.
             this.held.clear();
-            if let Some(ending) = this.terminator.ending(&message, *this.newlines) {
+            // Nothing sent yet counts as the start of a line (and event).
+            let newlines = if *this.sent { *this.newlines } else { 2 };
+            if let Some(ending) = this.terminator.ending(&message, newlines) {
                 return Poll::Ready(Some(Ok(Frame::data(ending))));
             }
             if !*this.sent {

@@ -77,6 +77,14 @@ async fn a_stream_cut_mid_line_drops_the_unfinished_line() {
 }
 
 #[tokio::test]
+async fn a_stream_cut_before_its_first_line_is_just_the_error_line() {
+    let body = guarded(upstream(vec![Ok("{\"a\""), Err("cut")]), Terminator::Ndjson);
+    assert_eq!(receive(body).await, (vec![ndjson_cut()], false));
+    let (frames, _) = receive(guarded(upstream(vec![Err("cut")]), Terminator::Sse)).await;
+    assert!(frames[0].starts_with("data: {\"error\""), "{frames:?}");
+}
+
+#[tokio::test]
 async fn stream_lines_sent_in_pieces_go_out_whole_and_unchanged() {
     let script = vec![
         Ok("{\"a\""),
