@@ -183,9 +183,12 @@ where
                 Ok(())
             }
             Event::End => Ok(()),
-            Event::Failed(e) => Err(ProxyError::UpstreamUnavailable(format!(
-                "the upstream closed the connection before the response was complete: {e}"
-            ))),
+            Event::Failed(e) => {
+                metrics::counter!("augur_upstream_stream_errors_total").increment(1);
+                Err(ProxyError::UpstreamUnavailable(format!(
+                    "the upstream closed the connection before the response was complete: {e}"
+                )))
+            }
             Event::Stalled(idle) => Err(ProxyError::UpstreamTimeout(idle.as_millis())),
         }
     }
