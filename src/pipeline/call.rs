@@ -67,7 +67,18 @@ impl CallCtx {
         let bytes = http_body_util::Limited::new(response.into_body(), limit)
             .collect()
             .await
-            .map_err(|e| ProxyError::UpstreamProtocol(format!("reading upstream answer: {e}")))?
+            .map_err(|e| {
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
+                    ProxyError::UpstreamProtocol(format!(
+                        "the upstream answer exceeds {limit} bytes"
+                    ))
+                } else {
+                    // A cut answer is no answer, whatever arrived of it.
+                    ended_early(&e)
+                }
+            })?
             .to_bytes();
         if !status.is_success() {
             return Err(upstream_error(status, &bytes));
@@ -102,6 +113,12 @@ impl CallCtx {
             self.state.config.stream_buffer_limit as usize,
         ))
     }
+}
+
+/// An upstream answer that failed before its end (cut, or silent for the
+/// idle timeout): a 502.
+fn ended_early(e: &dyn std::fmt::Display) -> ProxyError {
+    ProxyError::UpstreamUnavailable(format!("the upstream answer ended early: {e}"))
 }
 
 /// The upstream's error answer as a [`ProxyError::Upstream`] with its status.
@@ -170,9 +187,7 @@ impl Stream for Lines {
                     // What came before the failure is no answer: drop it.
                     this.done = true;
                     this.splitter = LineSplitter::new(0);
-                    return Poll::Ready(Some(Err(ProxyError::UpstreamProtocol(format!(
-                        "upstream stream failed: {e}"
-                    )))));
+                    return Poll::Ready(Some(Err(ended_early(&e))));
                 }
                 Poll::Ready(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data() {
