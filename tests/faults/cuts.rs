@@ -123,3 +123,56 @@ async fn a_stream_cut_mid_line_ends_with_an_error_line_of_its_own() {
         assert!(text.ends_with('\n'));
     }
 }
+
+/// An upstream on a raw socket that answers each request with a head
+/// declaring a whole JSON body, the first `sent` bytes of it and a close,
+/// all in one write: the head and the cut reach augur together.
+async fn cutting_upstream(sent: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                // The request head and its (small) body.
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") || !request.ends_with(b"}") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body =
+                    br#"{"model":"m","message":{"role":"assistant","content":"hi"},"done":true}"#;
+                let mut answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                answer.extend_from_slice(&body[..sent]);
+                let _ = socket.write_all(&answer).await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_head_that_comes_with_the_cut_is_never_lost() {
+    for sent in [0, 1, 20] {
+        let upstream = cutting_upstream(sent).await;
+        let augur = start_with(&upstream, |_| {}).await;
+        let body = json!({"model": "m", "stream": false,
+            "messages": [{"role": "user", "content": "hi"}]});
+        for _ in 0..10 {
+            let outcome = ask_whole(&augur, "/api/chat", &body).await;
+            let expected = if sent == 0 {
+                Outcome::BadGateway
+            } else {
+                Outcome::Incomplete(200)
+            };
+            assert_eq!(outcome, expected, "{sent} bytes before the cut");
+        }
+    }
+}
