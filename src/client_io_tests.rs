@@ -1,3 +1,6 @@
+//! The client socket over real TCP connections: bytes read ahead, a
+//! close noticed by a flush, bounded reading.
+
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpListener,

@@ -1,3 +1,6 @@
+//! The splitter: unit cases, and that the lines do not depend on how the
+//! input is chunked (every split point, byte by byte, seeded random splits).
+
 use super::*;
 
 /// Everything the splitter yields for `chunks`, pushed one by one, with
