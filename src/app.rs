@@ -264,7 +264,8 @@ pub async fn serve<S, B>(
                         },
                         _ = stopping.changed() => return,
                     }
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    let io = TokioIo::new(crate::client_io::ClientIo::new(stream));
+                    let conn = builder.serve_connection_with_upgrades(io, service);
                     if let Err(e) = watcher.watch(conn.into_owned()).await {
                         tracing::debug!(error = %e, "connection ended with an error");
                     }

@@ -22,6 +22,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod client_io;
 pub mod config;
 pub mod error;
 pub mod format;

@@ -12,13 +12,14 @@ use std::{
 };
 
 use axum::body::Body;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_util::Stream;
 use http::{HeaderMap, Method, Request, StatusCode, header};
 use http_body::Body as _;
 use http_body_util::BodyExt;
 use serde_json::Value;
 
+use super::splitter::{LineSplitter, LineTooLong};
 use crate::{app::AppState, error::ProxyError, telemetry::Timing, upstream::ClientInfo};
 
 /// What an internal call needs from the client request.
@@ -54,7 +55,7 @@ impl CallCtx {
         let req = self.request(path, body)?;
         self.state
             .upstream
-            .forward(req, self.client.clone(), self.timing.clone())
+            .call(req, self.client.clone(), self.timing.clone())
             .await
     }
 
@@ -66,7 +67,18 @@ impl CallCtx {
         let bytes = http_body_util::Limited::new(response.into_body(), limit)
             .collect()
             .await
-            .map_err(|e| ProxyError::UpstreamProtocol(format!("reading upstream answer: {e}")))?
+            .map_err(|e| {
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
+                    ProxyError::UpstreamProtocol(format!(
+                        "the upstream answer exceeds {limit} bytes"
+                    ))
+                } else {
+                    // A cut answer is no answer, whatever arrived of it.
+                    ended_early(&e)
+                }
+            })?
             .to_bytes();
         if !status.is_success() {
             return Err(upstream_error(status, &bytes));
@@ -96,13 +108,17 @@ impl CallCtx {
                 .unwrap_or_default();
             return Err(upstream_error(status, &bytes));
         }
-        Ok(Lines {
-            body: response.into_body(),
-            buf: BytesMut::new(),
-            limit: self.state.config.stream_buffer_limit as usize,
-            done: false,
-        })
+        Ok(Lines::new(
+            response.into_body(),
+            self.state.config.stream_buffer_limit as usize,
+        ))
     }
+}
+
+/// An upstream answer that failed before its end (cut, or silent for the
+/// idle timeout): a 502.
+fn ended_early(e: &dyn std::fmt::Display) -> ProxyError {
+    ProxyError::UpstreamUnavailable(format!("the upstream answer ended early: {e}"))
 }
 
 /// The upstream's error answer as a [`ProxyError::Upstream`] with its status.
@@ -119,30 +135,27 @@ pub fn upstream_error(status: StatusCode, body: &[u8]) -> ProxyError {
 }
 
 /// Parsed NDJSON lines of an upstream stream. An `{"error": ...}` line
-/// becomes an error item; a cut stream becomes an error item too.
+/// becomes an error item; a cut stream becomes an error item too, and ends
+/// the lines.
 pub struct Lines {
     body: Body,
-    buf: BytesMut,
-    limit: usize,
+    splitter: LineSplitter,
     done: bool,
 }
 
 impl Lines {
-    fn take_line(&mut self) -> Option<Result<Value, ProxyError>> {
-        loop {
-            let pos = self.buf.iter().position(|b| *b == b'\n')?;
-            let line = self.buf.split_to(pos + 1);
-            let text = &line[..pos];
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            return Some(parse_line(text));
+    fn new(body: Body, max_line: usize) -> Self {
+        Self {
+            body,
+            splitter: LineSplitter::new(max_line),
+            done: false,
         }
     }
 }
 
-fn parse_line(text: &[u8]) -> Result<Value, ProxyError> {
-    let value: Value = serde_json::from_slice(text)
+fn parse_line(line: Result<Bytes, LineTooLong>) -> Result<Value, ProxyError> {
+    let text = line.map_err(|e| ProxyError::UpstreamProtocol(e.to_string()))?;
+    let value: Value = serde_json::from_slice(&text)
         .map_err(|e| ProxyError::UpstreamProtocol(format!("invalid NDJSON line: {e}")))?;
     if let Some(err) = value.get("error").and_then(Value::as_str) {
         return Err(ProxyError::Upstream {
@@ -159,36 +172,26 @@ impl Stream for Lines {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
-            if let Some(item) = this.take_line() {
-                return Poll::Ready(Some(item));
+            if let Some(line) = this.splitter.next_line() {
+                // A line over the limit ends the lines.
+                this.done |= line.is_err();
+                return Poll::Ready(Some(parse_line(line)));
             }
             if this.done {
-                if this.buf.iter().all(u8::is_ascii_whitespace) {
-                    return Poll::Ready(None);
-                }
-                let rest = this.buf.split();
-                return Poll::Ready(Some(parse_line(&rest)));
+                return Poll::Ready(this.splitter.finish().map(parse_line));
             }
             match Pin::new(&mut this.body).poll_frame(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(None) => this.done = true,
                 Poll::Ready(Some(Err(e))) => {
+                    // What came before the failure is no answer: drop it.
                     this.done = true;
-                    this.buf.clear();
-                    return Poll::Ready(Some(Err(ProxyError::UpstreamProtocol(format!(
-                        "upstream stream failed: {e}"
-                    )))));
+                    this.splitter = LineSplitter::new(0);
+                    return Poll::Ready(Some(Err(ended_early(&e))));
                 }
                 Poll::Ready(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data() {
-                        if this.buf.len() + data.len() > this.limit {
-                            this.done = true;
-                            this.buf.clear();
-                            return Poll::Ready(Some(Err(ProxyError::UpstreamProtocol(
-                                "upstream line exceeds the buffer limit".into(),
-                            ))));
-                        }
-                        this.buf.extend_from_slice(&data);
+                        this.splitter.push(&data);
                     }
                 }
             }

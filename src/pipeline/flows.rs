@@ -100,7 +100,7 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
             let (value, report) = job.complete().await?;
             let (tx, rx) = mpsc::channel(CHANNEL);
             let route = job.route;
-            tokio::spawn(async move {
+            output::spawn_producer(tx, |tx| async move {
                 for chunk in chunks_of(route, &value) {
                     if !output::send(&tx, Ok(chunk)).await {
                         return;
@@ -330,7 +330,7 @@ async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
     };
     let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    tokio::spawn(async move {
+    output::spawn_producer(tx, |tx| async move {
         let mut text = String::new();
         let mut overflow = false;
         while let Some(item) = lines.next().await {

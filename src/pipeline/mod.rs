@@ -13,4 +13,5 @@ pub mod openai;
 pub mod output;
 pub mod plan;
 pub mod prepare;
+pub mod splitter;
 pub mod stream_tools;

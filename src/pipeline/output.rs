@@ -5,6 +5,8 @@
 //! here (one line per chunk, flushed as it comes), OpenAI's shapes in
 //! [`super::openai`].
 
+use std::future::Future;
+
 use axum::{body::Body, response::Response};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -111,4 +113,30 @@ impl Report {
 /// Send `item` unless the client has gone; false = stop producing.
 pub async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
     tx.send(item).await.is_ok()
+}
+
+/// Run `producer`, given `tx` to feed, on a task of its own until it
+/// ends or the channel's receiver is dropped. The receiver lives in the
+/// response body, which the server drops when the client goes away
+/// (connection closed, HTTP/2 stream reset): the producer is then dropped
+/// where it stands, whatever it awaits (an upstream stream, a whole
+/// answer, a retry), and with it its upstream call, whose connection is
+/// closed, which stops the generation. Nothing is asked of the upstream
+/// for a client that has left.
+pub fn spawn_producer<P, F>(tx: mpsc::Sender<Item>, producer: P)
+where
+    P: FnOnce(mpsc::Sender<Item>) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let watch = tx.clone();
+    let producer = producer(tx);
+    tokio::spawn(async move {
+        tokio::select! {
+            biased;
+            () = watch.closed() => {
+                tracing::debug!("the client has gone; upstream work cancelled");
+            }
+            () = producer => {}
+        }
+    });
 }

@@ -39,7 +39,7 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
         emulated: job.emulated,
         ..Report::default()
     };
-    tokio::spawn(async move {
+    output::spawn_producer(tx, |tx| async move {
         if let Err(e) = pump(&job, lines, &tx).await {
             let _ = tx.send(Err(e)).await;
         }
@@ -236,6 +236,10 @@ fn checked_call(
 /// Nothing was sent yet: answer through the whole-answer path (repair,
 /// retries) and stream its chunks.
 async fn fallback(job: &Job, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
+    if tx.is_closed() {
+        // The client has gone: nothing is asked again.
+        return Ok(());
+    }
     let (value, _report) = job.complete().await?;
     for chunk in flows::chunks_of(Route::Chat, &value) {
         if !output::send(tx, Ok(chunk)).await {

@@ -1,7 +1,19 @@
 //! The upstream response body on its way to the client: passed through
-//! frame by frame, with an idle timeout between frames, upstream timing,
-//! and an `{"error": ...}` line (NDJSON) or event (SSE) instead of a
-//! silent cut when the upstream fails mid-way.
+//! frame by frame, with an idle timeout between frames and upstream
+//! timing. An upstream that fails mid-way never looks like a complete
+//! answer:
+//!
+//! - an NDJSON stream ends with an `{"error": ...}` line, an SSE stream
+//!   with an error event. Streams are passed on in whole lines (a line
+//!   the upstream sent in pieces is held until its end, up to
+//!   [`MAX_HELD_LINE`]), so a cut drops the unfinished line and the error
+//!   line stands on its own; after a longer line, the error line starts
+//!   on a new line;
+//! - any other body ends in an error, which aborts the client connection
+//!   (the client sees an incomplete body). The bytes before the cut are
+//!   let out first, so that the client sees at least the status line.
+//!   Before any byte of such a body went out, [`GuardedBody::first_frame`]
+//!   reports the failure as an error response instead.
 
 use std::{
     future::Future as _,
@@ -11,12 +23,15 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::HeaderValue;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 
-use super::pool::DrivenBody;
-use crate::telemetry::Timing;
+use crate::{error::ProxyError, telemetry::Timing};
+
+/// The longest unfinished stream line held back; a longer one is passed
+/// on in pieces.
+pub(super) const MAX_HELD_LINE: usize = 1 << 20;
 
 /// How a failed body is reported to the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,20 +56,44 @@ impl Terminator {
         }
     }
 
-    fn line(self, message: &str) -> Option<Bytes> {
-        match self {
-            Terminator::Ndjson => Some(crate::error::error_line(message)),
+    /// The bytes that end a stream with `message`, after a body whose last
+    /// bytes ended `newlines` newlines (0, 1 or 2: at most 2 count).
+    fn ending(self, message: &str, newlines: u8) -> Option<Bytes> {
+        let (needed, line) = match self {
+            Terminator::Ndjson => (1u8, crate::error::error_line(message)),
             Terminator::Sse => {
                 let body = crate::error::error_body(
                     http::StatusCode::BAD_GATEWAY,
                     message,
                     crate::error::Flavor::OpenAi,
                 );
-                Some(Bytes::from(format!("data: {body}\n\n")))
+                (2, Bytes::from(format!("data: {body}\n\n")))
             }
-            Terminator::None => None,
+            Terminator::None => return None,
+        };
+        let missing = needed.saturating_sub(newlines) as usize;
+        let mut out = BytesMut::with_capacity(missing + line.len());
+        out.extend_from_slice(&b"\n\n"[..missing]);
+        out.extend_from_slice(&line);
+        Some(out.freeze())
+    }
+}
+
+/// How many newlines the bytes sent so far end with (at most 2), after
+/// `data`, when they ended with `before`. Carriage returns do not count.
+fn trailing_newlines(before: u8, data: &[u8]) -> u8 {
+    let mut n = 0u8;
+    for b in data.iter().rev() {
+        match b {
+            b'\n' => n += 1,
+            b'\r' => {}
+            _ => return n.min(2),
+        }
+        if n >= 2 {
+            return 2;
         }
     }
+    before.saturating_add(n).min(2)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,62 +102,117 @@ pub(super) enum State {
     Done,
 }
 
+/// What the upstream body did.
+enum Event {
+    Frame(Frame<Bytes>),
+    End,
+    Failed(axum::Error),
+    Stalled(Duration),
+}
+
 pin_project_lite::pin_project! {
     /// The upstream body, passed through frame by frame, plus: an idle
     /// timeout between frames, an error line instead of a silent cut, and
     /// upstream timing.
-    pub(super) struct GuardedBody {
+    pub(super) struct GuardedBody<B> {
         #[pin]
-        pub(super) inner: DrivenBody,
-        pub(super) terminator: Terminator,
-        pub(super) idle_timeout: Duration,
+        inner: B,
+        terminator: Terminator,
+        idle_timeout: Duration,
         // The idle timer, kept across frames so that it is allocated once.
-        pub(super) sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+        sleep: Option<Pin<Box<tokio::time::Sleep>>>,
         // Whether `sleep` counts from the last frame (it is re-armed at
         // the first wait after each frame).
-        pub(super) armed: bool,
-        pub(super) state: State,
-        pub(super) timing: Option<Arc<Timing>>,
-        pub(super) started: Instant,
+        armed: bool,
+        state: State,
+        timing: Option<Arc<Timing>>,
+        started: Instant,
+        // A frame read ahead by `first_frame`, passed on first.
+        first: Option<Frame<Bytes>>,
+        // The error that ends an aborted body, held for one poll so that
+        // the bytes before it are written first.
+        abort: Option<axum::Error>,
+        // The unfinished last line of a stream, held until its end.
+        held: BytesMut,
+        // Newlines the bytes passed on so far end with (at most 2), and
+        // whether any were.
+        newlines: u8,
+        sent: bool,
     }
 }
 
-impl HttpBody for GuardedBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let this = self.project();
-        if *this.state == State::Done {
-            return Poll::Ready(None);
+impl<B> GuardedBody<B>
+where
+    B: HttpBody<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    pub(super) fn new(
+        inner: B,
+        terminator: Terminator,
+        idle_timeout: Duration,
+        timing: Option<Arc<Timing>>,
+        started: Instant,
+    ) -> Self {
+        Self {
+            inner,
+            terminator,
+            idle_timeout,
+            sleep: None,
+            armed: false,
+            state: State::Streaming,
+            timing,
+            started,
+            first: None,
+            abort: None,
+            held: BytesMut::new(),
+            newlines: 0,
+            sent: false,
         }
+    }
+
+    /// Wait for the body's first frame (kept, and passed on first), so
+    /// that a body that fails before its first byte can be answered with
+    /// an error response rather than a status line and nothing.
+    pub(super) async fn first_frame(mut self: Pin<&mut Self>) -> Result<(), ProxyError> {
+        if self.inner.is_end_stream() {
+            return Ok(());
+        }
+        match std::future::poll_fn(|cx| self.as_mut().poll_upstream(cx)).await {
+            Event::Frame(frame) => {
+                *self.as_mut().project().first = Some(frame);
+                Ok(())
+            }
+            Event::End => Ok(()),
+            Event::Failed(e) => {
+                metrics::counter!("augur_upstream_stream_errors_total").increment(1);
+                Err(ProxyError::UpstreamUnavailable(format!(
+                    "the upstream closed the connection before the response was complete: {e}"
+                )))
+            }
+            Event::Stalled(idle) => Err(ProxyError::UpstreamTimeout(idle.as_millis())),
+        }
+    }
+
+    fn poll_upstream(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Event> {
+        let this = self.project();
         match this.inner.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 *this.armed = false;
-                Poll::Ready(Some(Ok(frame)))
+                Poll::Ready(Event::Frame(frame))
             }
             Poll::Ready(None) => {
                 *this.state = State::Done;
                 if let Some(t) = this.timing.as_ref() {
                     t.upstream_done(this.started.elapsed());
                 }
-                Poll::Ready(None)
+                Poll::Ready(Event::End)
             }
             Poll::Ready(Some(Err(e))) => {
                 *this.state = State::Done;
                 if let Some(t) = this.timing.as_ref() {
                     t.upstream_done(this.started.elapsed());
                 }
-                tracing::warn!(error = %e, "upstream body failed mid-stream");
-                metrics::counter!("augur_upstream_stream_errors_total").increment(1);
-                finish_with(
-                    *this.terminator,
-                    "upstream connection closed before the response was complete",
-                    axum::Error::new(e),
-                )
+                Poll::Ready(Event::Failed(axum::Error::new(e)))
             }
             Poll::Pending => {
                 let idle = *this.idle_timeout;
@@ -134,31 +228,146 @@ impl HttpBody for GuardedBody {
                 match sleep.as_mut().poll(cx) {
                     Poll::Ready(()) => {
                         *this.state = State::Done;
-                        let msg = format!("upstream stalled for {} ms", idle.as_millis());
-                        finish_with(*this.terminator, &msg, axum::Error::new(msg.clone()))
+                        Poll::Ready(Event::Stalled(idle))
                     }
                     Poll::Pending => Poll::Pending,
                 }
             }
         }
     }
+}
+
+impl<B> HttpBody for GuardedBody<B>
+where
+    B: HttpBody<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        if let Some(frame) = self.as_mut().project().first.take() {
+            return Poll::Ready(Some(Ok(self.passed(frame))));
+        }
+        if let Some(e) = self.as_mut().project().abort.take() {
+            return Poll::Ready(Some(Err(e)));
+        }
+        loop {
+            if self.state == State::Done {
+                // A last line without a newline still goes out whole.
+                let rest = self.as_mut().project().held.split().freeze();
+                if rest.is_empty() {
+                    return Poll::Ready(None);
+                }
+                return Poll::Ready(Some(Ok(self.passed(Frame::data(rest)))));
+            }
+            let (message, error) = match std::task::ready!(self.as_mut().poll_upstream(cx)) {
+                Event::Frame(frame) => match self.as_mut().whole_lines(frame) {
+                    Some(frame) => return Poll::Ready(Some(Ok(self.passed(frame)))),
+                    None => continue,
+                },
+                Event::End => continue,
+                Event::Failed(e) => {
+                    tracing::warn!(error = %e, "upstream body failed mid-stream");
+                    metrics::counter!("augur_upstream_stream_errors_total").increment(1);
+                    let message = "upstream connection closed before the response was complete";
+                    (message.to_string(), e)
+                }
+                Event::Stalled(idle) => {
+                    let message = format!("upstream stalled for {} ms", idle.as_millis());
+                    (message.clone(), axum::Error::new(message))
+                }
+            };
+            let this = self.project();
+            // An unfinished line is no line: it is dropped.
+            this.held.clear();
+            // Nothing sent yet counts as the start of a line (and event).
+            let newlines = if *this.sent { *this.newlines } else { 2 };
+            if let Some(ending) = this.terminator.ending(&message, newlines) {
+                return Poll::Ready(Some(Ok(Frame::data(ending))));
+            }
+            if !*this.sent {
+                return Poll::Ready(Some(Err(error)));
+            }
+            // Let the bytes already passed on be written before the abort.
+            *this.abort = Some(error);
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+    }
 
     fn is_end_stream(&self) -> bool {
-        self.state == State::Done || self.inner.is_end_stream()
+        self.first.is_none()
+            && self.abort.is_none()
+            && self.held.is_empty()
+            && (self.state == State::Done || self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        let mut hint = self.inner.size_hint();
+        let first = self
+            .first
+            .as_ref()
+            .and_then(Frame::data_ref)
+            .map_or(0, Bytes::len);
+        let len = (first + self.held.len()) as u64;
+        if len > 0 {
+            if let Some(upper) = hint.upper() {
+                hint.set_upper(upper.saturating_add(len));
+            }
+            hint.set_lower(hint.lower().saturating_add(len));
+        }
+        hint
     }
 }
 
-fn finish_with(
-    terminator: Terminator,
-    message: &str,
-    error: axum::Error,
-) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-    match terminator.line(message) {
-        Some(line) => Poll::Ready(Some(Ok(Frame::data(line)))),
-        None => Poll::Ready(Some(Err(error))),
+impl<B> GuardedBody<B> {
+    /// The whole lines of a stream's frame, with what was held before
+    /// them; the unfinished rest is held. `None` = all of it is held.
+    fn whole_lines(self: Pin<&mut Self>, frame: Frame<Bytes>) -> Option<Frame<Bytes>> {
+        let this = self.project();
+        if *this.terminator == Terminator::None {
+            return Some(frame);
+        }
+        let data = match frame.into_data() {
+            Ok(data) => data,
+            Err(other) => return Some(other),
+        };
+        let Some(last) = data.iter().rposition(|b| *b == b'\n') else {
+            if this.held.len() + data.len() <= MAX_HELD_LINE {
+                this.held.extend_from_slice(&data);
+                return None;
+            }
+            // Too long to hold: pass it on in pieces.
+            let mut out = this.held.split();
+            out.extend_from_slice(&data);
+            return Some(Frame::data(out.freeze()));
+        };
+        let lines = if this.held.is_empty() {
+            data.slice(..=last)
+        } else {
+            let mut out = this.held.split();
+            out.extend_from_slice(&data[..=last]);
+            out.freeze()
+        };
+        this.held.extend_from_slice(&data[last + 1..]);
+        Some(Frame::data(lines))
+    }
+
+    /// Note what a frame passed on ends with.
+    fn passed(self: Pin<&mut Self>, frame: Frame<Bytes>) -> Frame<Bytes> {
+        let this = self.project();
+        if let Some(data) = frame.data_ref().filter(|d| !d.is_empty()) {
+            *this.newlines = trailing_newlines(*this.newlines, data);
+            *this.sent = true;
+        }
+        frame
     }
 }
+
+#[cfg(test)]
+#[path = "guard_tests.rs"]
+mod tests;

@@ -7,15 +7,18 @@
 //! (Ollama answers 403 to a non-local Host when it listens on loopback),
 //! `X-Forwarded-For` / `X-Forwarded-Proto` are added, hop-by-hop headers are
 //! dropped. On the way down only hop-by-hop headers are dropped. Timeouts
-//! for connect and first byte become 502/504, and an upstream body that
-//! fails mid-way ends the client's stream with an `{"error": ...}` line
-//! instead of a silent truncation.
+//! for connect and first byte become 502/504. An upstream body that fails
+//! mid-way ends the client's stream with an `{"error": ...}` line instead
+//! of a silent truncation; a whole (non-stream) body that fails is a 502
+//! when nothing of it was sent yet, and an aborted connection otherwise
+//! (see `guard.rs`).
 
 mod guard;
 mod pool;
 
 use std::{
     net::IpAddr,
+    pin::Pin,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -24,7 +27,7 @@ use axum::body::Body;
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Response, Uri, header};
 
 use crate::{error::ProxyError, telemetry::Timing};
-use guard::{GuardedBody, State, Terminator};
+use guard::{GuardedBody, Terminator};
 use pool::{Pool, SendError};
 
 /// Idle upstream connections kept per pool.
@@ -118,16 +121,57 @@ impl Upstream {
         &self.base
     }
 
-    /// Send `req` upstream and return its response with a streaming body.
+    /// Send `req` upstream and return its response with a streaming body,
+    /// for the client.
     ///
-    /// The returned body records upstream time into `timing` and ends with
-    /// an error line (NDJSON / SSE) if the upstream body fails.
+    /// The returned body records upstream time into `timing`. If the
+    /// upstream body fails, an NDJSON / SSE stream ends with an error line
+    /// (event); any other body ends in an error (the client connection is
+    /// aborted), and when it fails before its first byte the answer is an
+    /// error (502, or 504 when it stalled) instead of the upstream's head.
     pub async fn forward(
         &self,
-        mut req: Request<Body>,
+        req: Request<Body>,
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
+        let (parts, incoming, started) = self.exchange(req, client, timing.as_ref()).await?;
+        let terminator = Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE));
+        let mut body = GuardedBody::new(incoming, terminator, self.idle_timeout, timing, started);
+        if terminator == Terminator::None {
+            Pin::new(&mut body).first_frame().await?;
+        }
+        Ok(Response::from_parts(parts, Body::new(body)))
+    }
+
+    /// Send `req` upstream for augur itself: like [`Upstream::forward`],
+    /// but a failed body is an error in the body whatever its content
+    /// type, never an error line that would pass for data.
+    pub async fn call(
+        &self,
+        req: Request<Body>,
+        client: Option<ClientInfo>,
+        timing: Option<Arc<Timing>>,
+    ) -> Result<Response<Body>, ProxyError> {
+        let (parts, incoming, started) = self.exchange(req, client, timing.as_ref()).await?;
+        let body = GuardedBody::new(
+            incoming,
+            Terminator::None,
+            self.idle_timeout,
+            timing,
+            started,
+        );
+        Ok(Response::from_parts(parts, Body::new(body)))
+    }
+
+    /// Send `req` and wait for the response head (hop-by-hop headers
+    /// dropped); returns when the request was sent.
+    async fn exchange(
+        &self,
+        mut req: Request<Body>,
+        client: Option<ClientInfo>,
+        timing: Option<&Arc<Timing>>,
+    ) -> Result<(http::response::Parts, pool::DrivenBody, Instant), ProxyError> {
         *req.uri_mut() = self.origin_form(req.uri())?;
         *req.version_mut() = http::Version::HTTP_11;
         prepare_request_headers(req.headers_mut(), &self.authority, client);
@@ -142,23 +186,12 @@ impl Upstream {
             }
             Ok(result) => result?,
         };
-        if let Some(t) = &timing {
+        if let Some(t) = timing {
             t.upstream_headers(started.elapsed());
         }
         let (mut parts, incoming) = response.into_parts();
         strip_hop_by_hop(&mut parts.headers);
-        let terminator = Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE));
-        let body = GuardedBody {
-            inner: incoming,
-            terminator,
-            idle_timeout: self.idle_timeout,
-            sleep: None,
-            armed: false,
-            state: State::Streaming,
-            timing,
-            started,
-        };
-        Ok(Response::from_parts(parts, Body::new(body)))
+        Ok((parts, incoming, started))
     }
 
     /// The request target sent upstream: the base path, then the client's

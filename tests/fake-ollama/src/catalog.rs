@@ -27,6 +27,8 @@ pub const FAULT_MODELS: &[&str] = &[
     "echo",
     "tool-json",
     "reject-schema",
+    "dribble",
+    "mid-cut",
 ];
 
 const MODIFIED_AT: &str = "2025-09-14T10:21:07.531219862Z";

@@ -29,6 +29,8 @@
 //!   fake-only `options.interval_ms` (default: the builder's chunk delay).
 //! - `echo`: content = the request body as received (compact JSON).
 //! - `tool-json`: content = the last user message, streamed in 3-character pieces.
+//! - `dribble`, `mid-cut`: slow answers whose responses are logged, and bodies cut in the
+//!   middle of a line (see the `faults` module).
 //! - `reject-schema`: whenever `format` is an object, llama-server's converter error
 //!   (400 `"json_schema": JSON schema conversion failed: …`), as for a schema the real converter
 //!   cannot handle but [`schema::check`] would pass; `"json"` and no format answer normally.
@@ -40,6 +42,7 @@
 //! replies ([`Builder::script`]) take precedence over all content rules.
 
 mod catalog;
+mod faults;
 mod manage;
 mod native;
 mod openai;
@@ -63,6 +66,7 @@ use axum::routing::{delete, get, head, post};
 use bytes::Bytes;
 
 pub use catalog::FAULT_MODELS;
+pub use faults::BodyLog;
 pub use plan::{RUNNER_STOPPED, SENTENCE};
 
 /// The Ollama release this fake imitates.
@@ -92,6 +96,7 @@ pub struct Counters {
     pub(crate) streams_aborted: AtomicU64,
     pub(crate) streams_cut: AtomicU64,
     pub(crate) blob_bytes: AtomicU64,
+    pub(crate) bodies: Mutex<Vec<BodyLog>>,
 }
 
 pub(crate) struct Shared {
@@ -312,6 +317,10 @@ impl FakeOllama {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         true
+    }
+    /// Every `dribble` response so far, oldest first.
+    pub fn bodies(&self) -> Vec<BodyLog> {
+        lock(&self.shared.counters.bodies).clone()
     }
     /// Bytes received by `POST /api/blobs/:digest` in total.
     pub fn blob_bytes(&self) -> u64 {

@@ -227,6 +227,13 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let with_tools = !input.tools.is_empty();
+    match plan.model.base() {
+        "dribble" | "mid-cut" => {
+            return crate::faults::reply(&st, plan, &input.options, model, stream, is_chat, raw)
+                .await;
+        }
+        _ => {}
+    }
     if stream {
         let body = if is_chat {
             paced_body(plan, st.counters.clone(), move |p, i| {
@@ -306,7 +313,7 @@ fn load_reply(model: &str, reason: &str, is_chat: bool) -> Response {
     respond(200, JSON_UTF8, body)
 }
 
-fn chat_event(model: &str, p: &Plan, i: usize) -> Option<Bytes> {
+pub(crate) fn chat_event(model: &str, p: &Plan, i: usize) -> Option<Bytes> {
     let n = p.pieces.len();
     let has_calls = !p.tool_calls.is_empty();
     let (message, done) = if let Some(piece) = p.pieces.get(i) {
@@ -372,7 +379,7 @@ fn context(p: &Plan, raw: bool) -> Vec<u64> {
         .collect()
 }
 
-fn generate_event(model: &str, p: &Plan, i: usize, raw: bool) -> Option<Bytes> {
+pub(crate) fn generate_event(model: &str, p: &Plan, i: usize, raw: bool) -> Option<Bytes> {
     let n = p.pieces.len();
     if let Some(piece) = p.pieces.get(i) {
         let (response, thinking) = if piece.thinking {

@@ -178,6 +178,10 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
         "slow-first-byte" => plan.first_byte = Duration::from_millis(st.slow_ms),
         "slow-stream" => plan.delay = Duration::from_millis(200),
         "stream-cut" => plan.cut_after = Some(3),
+        "dribble" => {
+            let ms = input.options.get("interval_ms").and_then(Value::as_u64);
+            plan.delay = Duration::from_millis(ms.unwrap_or(20));
+        }
         _ => {}
     }
     fill(st, input, format.as_ref(), &mut plan);
@@ -301,6 +305,7 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
         }
         "echo" => plan.pieces.extend(text(split(&input.raw.to_string(), 16))),
         "tool-json" => plan.pieces.extend(text(split(&last_user_text(input), 3))),
+        "dribble" => plan.pieces.extend(text(split(&last_user_text(input), 2))),
         "bad-json" => {
             let mut v = formatted(format).unwrap_or_else(|| fallback.to_owned());
             if let Some(pos) = v.rfind(['}', ']']) {
