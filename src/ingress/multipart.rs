@@ -192,7 +192,9 @@ type PartHead = (String, Option<String>, Option<String>);
 fn part_headers(head: &str) -> Result<PartHead, FormError> {
     let mut disposition = None;
     let mut content_type = None;
-    if head.chars().any(|c| c.is_control() && c != '\t' && c != '\r' && c != '\n')
+    if head
+        .chars()
+        .any(|c| c.is_control() && c != '\t' && c != '\r' && c != '\n')
         || head.split("\r\n").any(|l| l.contains(['\r', '\n']))
     {
         return Err(FormError::Malformed("control characters in part headers"));

@@ -49,6 +49,31 @@ fn source_suffix(raw: &str) -> (String, Source) {
     (raw.to_string(), Source::Unspecified)
 }
 
+/// The parts of a name, for [`valid`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Host,
+    Namespace,
+    Model,
+    Tag,
+}
+
+/// Ollama's `isValidPart`: length, a letter, digit or `_` first, then
+/// those or `-`, `.` (not in a namespace) and `:` (only in a host).
+fn valid(part: Part, s: &str) -> bool {
+    let max = if part == Part::Host { 350 } else { 80 };
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = s.as_bytes();
+    (1..=max).contains(&bytes.len())
+        && word(bytes[0])
+        && bytes[1..].iter().all(|&b| {
+            word(b)
+                || b == b'-'
+                || (b == b'.' && part != Part::Namespace)
+                || (b == b':' && part == Part::Host)
+        })
+}
+
 /// The one name augur uses for a model, however the client spelled it.
 ///
 /// `gemma3` → `gemma3:latest`; `registry.ollama.ai/library/gemma3:4b` →
@@ -61,27 +86,36 @@ pub fn normalize_model_name(name: &str) -> String {
         return String::new();
     }
     let (base, source) = source_suffix(trimmed);
+    if source != Source::Unspecified && source_suffix(&base).1 != Source::Unspecified {
+        // Two source suffixes: Ollama refuses the name.
+        return trimmed.to_lowercase();
+    }
     let mut rest = base.as_str();
     // "/" cannot appear in a tag, so a ":" after the last "/" starts one.
-    let mut tag = "";
+    // A part that is there but empty (`/x`, `x:`) is one Ollama refuses.
+    let mut tag = None;
     if let Some(colon) = rest.rfind(':')
         && rest.rfind('/').is_none_or(|slash| colon > slash)
     {
-        tag = &rest[colon + 1..];
+        tag = Some(rest[colon + 1..].trim());
         rest = &rest[..colon];
     }
     let mut parts = rest.rsplitn(3, '/');
-    let model = parts.next().unwrap_or_default();
-    let namespace = parts.next();
-    let host = parts.next().map(|h| match h.split_once("://") {
-        Some((_scheme, host)) => host,
-        None => h,
-    });
-    let namespace = namespace
-        .filter(|n| !n.is_empty())
-        .unwrap_or(DEFAULT_NAMESPACE);
-    let host = host.filter(|h| !h.is_empty()).unwrap_or(DEFAULT_HOST);
-    let tag = if tag.is_empty() { DEFAULT_TAG } else { tag };
+    let model = parts.next().unwrap_or_default().trim();
+    let namespace = parts.next().map(str::trim).unwrap_or(DEFAULT_NAMESPACE);
+    let host = match parts.next() {
+        Some(h) => h.split_once("://").map_or(h, |(_scheme, host)| host).trim(),
+        None => DEFAULT_HOST,
+    };
+    let tag = tag.unwrap_or(DEFAULT_TAG);
+    if !(valid(Part::Host, host)
+        && valid(Part::Namespace, namespace)
+        && valid(Part::Model, model)
+        && valid(Part::Tag, tag))
+    {
+        // Ollama refuses such a name; it stays itself, lowercased.
+        return trimmed.to_lowercase();
+    }
     let mut out = String::with_capacity(trimmed.len() + 8);
     if !host.eq_ignore_ascii_case(DEFAULT_HOST) {
         out.push_str(host);
@@ -140,10 +174,8 @@ mod tests {
             "hf.co/org/m:q4_k_m"
         );
         assert_eq!(normalize_model_name("org/m"), "org/m:latest");
-        assert_eq!(
-            normalize_model_name("localhost:5000/m"),
-            "localhost:5000/m:latest"
-        );
+        // Ollama reads "localhost:5000" here as a namespace, which it refuses.
+        assert_eq!(normalize_model_name("localhost:5000/m"), "localhost:5000/m");
         assert_eq!(
             normalize_model_name("localhost:5000/ns/m:1"),
             "localhost:5000/ns/m:1"
@@ -161,6 +193,9 @@ mod tests {
             "gpt-oss:latest:cloud"
         );
         assert_eq!(normalize_model_name(""), "");
-        assert_eq!(normalize_model_name("Ünï"), "ünï:latest");
+        // Names Ollama refuses stay themselves.
+        assert_eq!(normalize_model_name("Ünï"), "ünï");
+        assert_eq!(normalize_model_name("a b"), "a b");
+        assert_eq!(normalize_model_name("/x"), "/x");
     }
 }
