@@ -13,6 +13,7 @@
 //! patterns are anchored and escape-safe; counts are small non-negative
 //! integers; integer bounds are integers; enums are non-empty and bounded.
 
+pub mod budget;
 mod degrade;
 mod keywords;
 mod merge;
