@@ -17,6 +17,7 @@
 mod graph;
 mod pattern;
 mod recursion;
+mod scan;
 
 #[cfg(test)]
 mod tests;
@@ -159,7 +160,7 @@ pub enum BudgetError {
 /// Measure `schema` against `limits`: the [`Report`] when it fits, else the
 /// first limit found exceeded.
 pub fn check(schema: &Value, limits: &Limits) -> Result<Report, BudgetError> {
-    let raw = graph::scan(schema, limits)?;
+    let raw = scan::scan(schema, limits)?;
     let g = graph::Graph::build(schema, &raw, limits)?;
     let (expanded, depth) = g.expand(limits)?;
     let recursive = recursion::check(&g)?;
