@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::scan::{Raw, escape, percent_decode, same_resource};
 use super::{BudgetError, Limits, pattern::pattern_cost, show_pointer};
