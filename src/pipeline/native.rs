@@ -209,7 +209,7 @@ async fn handle(state: AppState, req: Request, route: Route) -> Result<Response,
         metrics::counter!("augur_emulations_total", "kind" => what).increment(1);
     }
     let delivery = delivery_for(&plan);
-    let (upstream_body, expect) = prepare::prepare(route, body, plan)?;
+    let (upstream_body, expect) = prepare::prepare(route, body, plan, state.config.format_limit)?;
     let admitted = Admitted {
         parsed,
         model: Some(model),

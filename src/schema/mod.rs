@@ -28,7 +28,7 @@ use serde_json::Value;
 
 pub use degrade::degrade;
 pub use pattern::to_grammar_pattern;
-pub use types::{PRIMITIVES, TypeName, any_value, map_type_name};
+pub use types::{PRIMITIVES, TypeName, any_value, map_type_name, with_type_names_mapped};
 
 /// A grammar-safe schema plus what was changed to get it.
 #[derive(Debug, Clone, PartialEq)]

@@ -69,7 +69,12 @@ async fn handle(state: AppState, req: Request) -> Result<Response, ProxyError> {
         metrics::counter!("augur_emulations_total", "kind" => "tools").increment(1);
     }
     let delivery = native::delivery_for(&plan);
-    let (upstream_body, expect) = prepare::prepare(Route::Chat, &translated.body, plan)?;
+    let (upstream_body, expect) = prepare::prepare(
+        Route::Chat,
+        &translated.body,
+        plan,
+        state.config.format_limit,
+    )?;
     let admitted = native::Admitted {
         parsed,
         model: Some(model),
