@@ -84,49 +84,70 @@ pub fn sanitize_within(schema: &Value, max_visits: usize) -> Result<Sanitized, S
 
 /// The first `type` string anywhere in `schema` that maps to no JSON type,
 /// as (JSON pointer of the schema node, type name). `None` when every type
-/// is known or mappable (see [`map_type_name`]).
+/// is known or mappable (see [`map_type_name`]). Linear in the schema's
+/// size: the pointer is only spelled out for the node found.
 pub fn find_unknown_type(schema: &Value) -> Option<(String, String)> {
-    fn visit(v: &Value, path: &str, depth: usize) -> Option<(String, String)> {
-        if depth > 64 {
+    enum Seg<'a> {
+        Key(&'a str),
+        Index(usize),
+    }
+    fn bad(t: &Value) -> Option<String> {
+        t.as_str()
+            .filter(|s| map_type_name(s) == TypeName::Unknown)
+            .map(str::to_string)
+    }
+    fn visit<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>) -> Option<String> {
+        if path.len() > 64 {
             return None;
         }
         match v {
             Value::Object(m) => {
-                let bad = |t: &Value| {
-                    t.as_str()
-                        .filter(|s| map_type_name(s) == TypeName::Unknown)
-                        .map(str::to_string)
-                };
                 match m.get("type") {
                     Some(t @ Value::String(_)) => {
                         if let Some(s) = bad(t) {
-                            return Some((path.to_string(), s));
+                            return Some(s);
                         }
                     }
                     Some(Value::Array(ts)) => {
                         if let Some(s) = ts.iter().find_map(bad) {
-                            return Some((path.to_string(), s));
+                            return Some(s);
                         }
                     }
                     _ => {}
                 }
-                m.iter().find_map(|(k, x)| {
+                for (k, x) in m {
                     if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
-                        return None;
+                        continue;
                     }
-                    visit(
-                        x,
-                        &format!("{path}/{}", keywords::escape_pointer(k)),
-                        depth + 1,
-                    )
-                })
+                    path.push(Seg::Key(k));
+                    if let Some(found) = visit(x, path) {
+                        return Some(found);
+                    }
+                    path.pop();
+                }
+                None
             }
-            Value::Array(xs) => xs
-                .iter()
-                .enumerate()
-                .find_map(|(i, x)| visit(x, &format!("{path}/{i}"), depth + 1)),
+            Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    path.push(Seg::Index(i));
+                    if let Some(found) = visit(x, path) {
+                        return Some(found);
+                    }
+                    path.pop();
+                }
+                None
+            }
             _ => None,
         }
     }
-    visit(schema, "", 0)
+    let mut path = Vec::new();
+    let found = visit(schema, &mut path)?;
+    let pointer: String = path
+        .iter()
+        .map(|s| match s {
+            Seg::Key(k) => format!("/{}", keywords::escape_pointer(k)),
+            Seg::Index(i) => format!("/{i}"),
+        })
+        .collect();
+    Some((pointer, found))
 }

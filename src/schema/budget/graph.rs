@@ -375,6 +375,9 @@ impl<'a> Graph<'a> {
         on_path[0] = true;
         let mut count = 1;
         let mut deepest = 1;
+        // Too deep is reported once the whole expansion is known to fit:
+        // a fan-out that is both says how much it expands to.
+        let mut too_deep: Option<usize> = None;
         while let Some(top) = stack.last_mut() {
             let (node, i) = *top;
             let Some(edge) = self.nodes[node].edges.get(i) else {
@@ -392,15 +395,18 @@ impl<'a> Graph<'a> {
             if on_path[edge.target] {
                 continue;
             }
-            if stack.len() >= limits.max_depth {
-                return Err(BudgetError::TooDeep {
-                    limit: limits.max_depth,
-                    at: self.pointer(edge.target),
-                });
+            if stack.len() >= limits.max_depth && too_deep.is_none() {
+                too_deep = Some(edge.target);
             }
             on_path[edge.target] = true;
             stack.push((edge.target, 0));
             deepest = deepest.max(stack.len());
+        }
+        if let Some(at) = too_deep {
+            return Err(BudgetError::TooDeep {
+                limit: limits.max_depth,
+                at: self.pointer(at),
+            });
         }
         Ok((count, deepest))
     }
