@@ -193,6 +193,9 @@ impl ToolSet {
     /// part of the rewrite. Sets are weighed by size, under half of
     /// [`crate::validate::cache_budget`]. Errors are not cached.
     pub fn from_request_cached(tools: &[Value]) -> Result<ToolSet, ToolError> {
+        // Far over the budget: refused before the tools are hashed.
+        crate::schema::budget::check_size(tools, &Limits::default().for_tool_set())
+            .map_err(ToolError::TooLarge)?;
         let key = crate::validate::values_key(tools);
         if let Some(set) = cache().get(&key) {
             return Ok(set);

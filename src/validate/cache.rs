@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::Checked;
 use super::compiled::{self, Compiled, SchemaRejected};
+use crate::schema::budget::{self, Limits};
 
 /// Memory for compiled schemas and parsed tool sets together, in bytes
 /// (`server.schema_cache_bytes`).
@@ -87,13 +88,16 @@ impl Validators {
         SHARED.get_or_init(Validators::default)
     }
 
-    /// The compiled schema, checked against the budget and compiled on
-    /// first use ([`compiled::compile`]). A refusal is remembered too.
+    /// The compiled schema: checked against the budget (every time, before
+    /// it is hashed: the check is the cheaper), compiled on first use
+    /// ([`compiled::compile`]). A schema that does not compile is
+    /// remembered as such.
     pub fn compile(&self, schema: &Value) -> Result<Arc<Compiled>, SchemaRejected> {
+        let report = budget::check(schema, &Limits::default())?;
         let key = schema_key(schema);
         self.cache.get_with(key, || {
             self.compilations.fetch_add(1, Ordering::Relaxed);
-            compiled::compile(schema).map(Arc::new)
+            compiled::compile_measured(schema, report).map(Arc::new)
         })
     }
 

@@ -12,7 +12,7 @@ use super::{Checked, Violation};
 
 /// A compiled pattern may take this many bytes (the regex crate's own
 /// default is 10 MiB); the budget's pattern cost keeps real ones far below.
-const REGEX_SIZE_LIMIT: usize = 1024 * 1024;
+const REGEX_SIZE_LIMIT: usize = 2 * 1024 * 1024;
 /// Cache of one pattern's lazy DFA (the default is 2 MiB per thread).
 const REGEX_DFA_LIMIT: usize = 64 * 1024;
 /// Backtracking steps one match of a pattern with look-around may take.
@@ -79,6 +79,11 @@ pub fn options<'i>() -> jsonschema::ValidationOptions<'i> {
 /// with those names spelled out.
 pub fn compile(schema: &Value) -> Result<Compiled, SchemaRejected> {
     let report = budget::check(schema, &Limits::default())?;
+    compile_measured(schema, report)
+}
+
+/// [`compile`] for a schema that passed the budget check with `report`.
+pub(super) fn compile_measured(schema: &Value, report: Report) -> Result<Compiled, SchemaRejected> {
     let (validator, mapped_types) = match options().build(schema) {
         Ok(v) => (v, false),
         Err(e) => {

@@ -175,6 +175,22 @@ pub fn check(schema: &Value, limits: &Limits) -> Result<Report, BudgetError> {
     })
 }
 
+/// Only the raw measures of [`check`] (values, bytes, JSON nesting) for
+/// `schemas` taken together: cheap, and stopping as soon as a limit is
+/// passed, to run before anything copies or hashes a schema.
+pub fn check_size<'a>(
+    schemas: impl IntoIterator<Item = &'a Value>,
+    limits: &Limits,
+) -> Result<(), BudgetError> {
+    let mut left = *limits;
+    for schema in schemas {
+        let raw = scan::scan(schema, &left)?;
+        left.max_nodes -= raw.nodes;
+        left.max_bytes -= raw.bytes;
+    }
+    Ok(())
+}
+
 /// `at` as shown in messages: "/" for the root.
 fn show_pointer(at: &str) -> String {
     if at.is_empty() {
