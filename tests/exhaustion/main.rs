@@ -4,6 +4,7 @@
 //! time and resident memory read from /proc), not how long it takes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod caches;
 #[path = "../common/mod.rs"]
 mod common;
 mod schemas;

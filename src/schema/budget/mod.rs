@@ -14,6 +14,7 @@
 //! Everything here is pure and bounded by the limits it checks: work stops
 //! as soon as a limit is passed, and nothing recurses on the call stack.
 
+mod expand;
 mod graph;
 mod pattern;
 mod recursion;
