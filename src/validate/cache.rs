@@ -88,16 +88,16 @@ impl Validators {
         SHARED.get_or_init(Validators::default)
     }
 
-    /// The compiled schema: checked against the budget (every time, before
-    /// it is hashed: the check is the cheaper), compiled on first use
-    /// ([`compiled::compile`]). A schema that does not compile is
-    /// remembered as such.
+    /// The compiled schema: checked against the budget and compiled on
+    /// first use ([`compiled::compile`]); a refusal is remembered too. Its
+    /// raw size is checked every time, before it is hashed (a cheaper pass
+    /// that stops early on a schema far over the budget).
     pub fn compile(&self, schema: &Value) -> Result<Arc<Compiled>, SchemaRejected> {
-        let report = budget::check(schema, &Limits::default())?;
+        budget::check_size([schema], &Limits::default())?;
         let key = schema_key(schema);
         self.cache.get_with(key, || {
             self.compilations.fetch_add(1, Ordering::Relaxed);
-            compiled::compile_measured(schema, report).map(Arc::new)
+            compiled::compile(schema).map(Arc::new)
         })
     }
 

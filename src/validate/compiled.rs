@@ -79,11 +79,6 @@ pub fn options<'i>() -> jsonschema::ValidationOptions<'i> {
 /// with those names spelled out.
 pub fn compile(schema: &Value) -> Result<Compiled, SchemaRejected> {
     let report = budget::check(schema, &Limits::default())?;
-    compile_measured(schema, report)
-}
-
-/// [`compile`] for a schema that passed the budget check with `report`.
-pub(super) fn compile_measured(schema: &Value, report: Report) -> Result<Compiled, SchemaRejected> {
     let (validator, mapped_types) = match options().build(schema) {
         Ok(v) => (v, false),
         Err(e) => {

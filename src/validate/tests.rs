@@ -275,3 +275,41 @@ fn coerce_tool_arguments() {
     );
     assert_eq!(r, vec!["coerced_types", "dropped_keys"]);
 }
+
+#[test]
+fn deep_answers_against_recursive_schemas_fit_a_worker_stack() {
+    // The deepest JSON serde_json parses, against recursive schemas, on a
+    // thread with the stack a worker thread has.
+    let nested_arrays = format!("{}1{}", "[".repeat(127), "]".repeat(127));
+    let nested_objects = format!("{}null{}", "{\"next\":".repeat(127), "}".repeat(127));
+    let bad_leaf = format!("{}true{}", "{\"next\":".repeat(127), "}".repeat(127));
+    let cases = [
+        (
+            json!({"$defs": {"J": {"anyOf": [{"type": "string"},
+                {"type": "array", "items": {"$ref": "#/$defs/J"}},
+                {"type": "object", "additionalProperties": {"$ref": "#/$defs/J"}}]}},
+                "$ref": "#/$defs/J"}),
+            nested_arrays,
+        ),
+        (
+            json!({"type": "object", "properties": {"next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}}),
+            nested_objects,
+        ),
+        (
+            json!({"type": "object", "properties": {"next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}}),
+            bad_leaf,
+        ),
+    ];
+    let worker = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || {
+            let v = Validators::new(1 << 24);
+            for (schema, text) in cases {
+                let out = parse_and_repair(&text, Some(&schema), &v, true);
+                assert!(out.value.is_some());
+                let _ = crate::schema::sanitize(&schema);
+            }
+        })
+        .unwrap();
+    worker.join().unwrap();
+}
