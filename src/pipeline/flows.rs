@@ -349,6 +349,10 @@ async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
             } else {
                 overflow = true;
             }
+            // The client has gone: nothing to check for anyone.
+            if tx.is_closed() {
+                return;
+            }
             if done && !matches!(job.expect, Expect::Text) {
                 let verdict = if overflow {
                     json!("unchecked")
