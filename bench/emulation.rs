@@ -132,7 +132,7 @@ fn main() {
     let (t50, t99, t999) = percentiles(token_samples);
 
     // Validating a 10 KB answer against a cached schema.
-    let validators = Validators::new(16);
+    let validators = Validators::new(16 << 20);
     let schema = json!({"type": "object", "properties": {
         "items": {"type": "array", "items": {"type": "object", "properties": {
             "id": {"type": "integer"}, "name": {"type": "string"}, "score": {"type": "number"},

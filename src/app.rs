@@ -92,6 +92,8 @@ impl AppState {
             config.capabilities_ttl,
             config.first_byte_timeout,
         )?;
+        // Before the first schema is compiled: the caches are sized once.
+        crate::validate::set_cache_budget(config.schema_cache_bytes);
         Ok(Self(Arc::new(Shared {
             config: Arc::new(config),
             upstream,
@@ -100,7 +102,7 @@ impl AppState {
             audit: AuditLog::spawn(),
             metrics,
             capabilities,
-            validators: Validators::new(1024),
+            validators: Validators::shared().clone(),
         })))
     }
 

@@ -76,6 +76,8 @@ struct FileServer {
     drain_timeout_ms: Option<u64>,
     stream_buffer_limit_bytes: Option<u64>,
     max_connections: Option<usize>,
+    schema_cache_bytes: Option<u64>,
+    format_limit_bytes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -117,6 +119,11 @@ pub struct Config {
     pub stream_buffer_limit: u64,
     /// Also the longest wait for a new connection's first byte and for each
     /// piece of a request body.
+    /// Memory for compiled schemas and parsed tool sets together.
+    pub schema_cache_bytes: u64,
+    /// Largest `format` augur sends upstream (the schema after rewriting,
+    /// tool envelope included); larger is a 400.
+    pub format_limit: u64,
     pub client_header_timeout: Duration,
     pub drain_timeout: Duration,
     /// Most client connections open at once; more wait to be accepted.
@@ -144,6 +151,8 @@ impl Default for Config {
             schemas: PathBuf::from("./schemas"),
             body_limit: 64 * 1024 * 1024,
             stream_buffer_limit: 8 * 1024 * 1024,
+            schema_cache_bytes: 32 * 1024 * 1024,
+            format_limit: 256 * 1024,
             client_header_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
             max_connections: 8192,
@@ -223,6 +232,11 @@ impl Config {
                 .server
                 .stream_buffer_limit_bytes
                 .unwrap_or(d.stream_buffer_limit),
+            schema_cache_bytes: file
+                .server
+                .schema_cache_bytes
+                .unwrap_or(d.schema_cache_bytes),
+            format_limit: file.server.format_limit_bytes.unwrap_or(d.format_limit),
             client_header_timeout: ms(
                 file.server.client_header_timeout_ms,
                 d.client_header_timeout,
@@ -295,6 +309,8 @@ mod tests {
         assert_eq!(c.policies, PathBuf::from("./policies"));
         assert_eq!(c.body_limit, 64 * 1024 * 1024);
         assert_eq!(c.first_byte_timeout, Duration::from_secs(600));
+        assert_eq!(c.schema_cache_bytes, 32 * 1024 * 1024);
+        assert_eq!(c.format_limit, 256 * 1024);
     }
 
     #[test]
@@ -307,6 +323,8 @@ mod tests {
         assert_eq!(c.upstream, d.upstream);
         assert_eq!(c.body_limit, d.body_limit);
         assert_eq!(c.stream_buffer_limit, d.stream_buffer_limit);
+        assert_eq!(c.schema_cache_bytes, d.schema_cache_bytes);
+        assert_eq!(c.format_limit, d.format_limit);
         assert_eq!(c.first_byte_timeout, d.first_byte_timeout);
         assert_eq!(c.idle_timeout, d.idle_timeout);
         assert_eq!(c.drain_timeout, d.drain_timeout);

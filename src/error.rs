@@ -52,6 +52,19 @@ pub enum ProxyError {
     /// A request augur itself rejects (e.g. a `format` that cannot be fixed).
     #[error("{0}")]
     BadRequest(String),
+    /// A client schema over the schema budget or unusable, found before
+    /// any model call; `what` says which ("format", a tool).
+    #[error("{what} schema {source}")]
+    Schema {
+        what: String,
+        source: crate::validate::SchemaRejected,
+    },
+    /// The `format` augur would send upstream exceeds `format_limit_bytes`.
+    #[error(
+        "format too large: the schema sent upstream would be {size} bytes, \
+         more than format_limit_bytes ({limit})"
+    )]
+    FormatTooLarge { size: u64, limit: u64 },
     /// The answer still violates the schema after the last attempt.
     #[error("{0}")]
     Unprocessable(String),
@@ -78,7 +91,9 @@ impl ProxyError {
             ProxyError::Upstream { status, .. } => *status,
             ProxyError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyError::ClientTimeout => StatusCode::REQUEST_TIMEOUT,
-            ProxyError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ProxyError::BadRequest(_)
+            | ProxyError::Schema { .. }
+            | ProxyError::FormatTooLarge { .. } => StatusCode::BAD_REQUEST,
             ProxyError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ProxyError::Limited { status, .. } => *status,
             ProxyError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -181,6 +196,14 @@ mod tests {
             (ProxyError::BodyTooLarge(1), 413),
             (ProxyError::ClientTimeout, 408),
             (ProxyError::BadRequest("x".into()), 400),
+            (
+                ProxyError::Schema {
+                    what: "format".into(),
+                    source: crate::validate::SchemaRejected::Invalid("x".into()),
+                },
+                400,
+            ),
+            (ProxyError::FormatTooLarge { size: 2, limit: 1 }, 400),
             (ProxyError::Unprocessable("x".into()), 422),
             (ProxyError::Internal("x".into()), 500),
         ];

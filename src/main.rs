@@ -20,6 +20,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before any schema is compiled (policies name schemas too).
+    augur::validate::set_cache_budget(config.schema_cache_bytes);
     if cli.check_config {
         return match augur::policy::load_dir(&config.policies, &config.schemas) {
             Ok(policy) => {

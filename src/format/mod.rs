@@ -158,6 +158,10 @@ fn schema(v: &Value, changed: bool) -> Result<Normalized, FormatError> {
             show(v)
         )));
     }
+    // Before anything walks or copies it: a schema far over the budget is
+    // refused for its size alone.
+    crate::schema::budget::check_size([v], &crate::schema::budget::Limits::default())
+        .map_err(|e| FormatError(format!("format schema {e}")))?;
     if let Some((at, ty)) = crate::schema::find_unknown_type(v) {
         let at = if at.is_empty() {
             "the root".to_string()

@@ -36,6 +36,24 @@ pub fn think_schema(answer: Option<&Value>) -> Value {
     })
 }
 
+/// `$id` given to the client's schema inside [`validation_schema`].
+const ANSWER_ID: &str = "urn:augur:answer";
+
+/// [`think_schema`] to validate against: the client's schema embedded as a
+/// resource of its own (an `$id`), so its `$ref`s (`#/$defs/…`, `#`) still
+/// resolve against it rather than against the wrapper.
+pub fn validation_schema(answer: Option<&Value>) -> Value {
+    let answer = answer.map(|a| match a {
+        Value::Object(m) if !m.contains_key("$id") && !m.contains_key("id") => {
+            let mut m = m.clone();
+            m.insert("$id".into(), json!(ANSWER_ID));
+            Value::Object(m)
+        }
+        other => other.clone(),
+    });
+    think_schema(answer.as_ref())
+}
+
 /// The answer schema for a normalized client format: JSON mode answers an
 /// object, a schema answers that schema, no format answers a string.
 pub fn answer_schema(format: Option<&Format>) -> Option<Value> {
@@ -109,6 +127,18 @@ mod tests {
         assert_eq!(split_think(&json!([1])), None);
         assert_eq!(answer_text(&json!("hi")), "hi");
         assert_eq!(answer_text(&json!({"n": 4})), r#"{"n":4}"#);
+    }
+
+    #[test]
+    fn the_validation_schema_keeps_references_resolving() {
+        let answer = json!({"$defs": {"P": {"type": "integer"}}, "type": "object",
+            "properties": {"n": {"$ref": "#/$defs/P"}, "next": {"$ref": "#"}}});
+        let v = crate::validate::compile(&validation_schema(Some(&answer))).unwrap();
+        let ok = json!({"reasoning": "r", "answer": {"n": 1, "next": {"n": 2}}});
+        let bad = json!({"reasoning": "r", "answer": {"next": {"n": "two"}}});
+        assert!(v.check(&ok).is_valid());
+        assert_eq!(v.check(&bad).violations[0].pointer, "/answer/next/n");
+        assert!(crate::validate::compile(&think_schema(Some(&answer))).is_err());
     }
 
     #[test]

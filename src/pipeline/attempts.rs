@@ -44,6 +44,9 @@ pub struct Interp {
     pub calls: Vec<ToolCall>,
     pub violations: Vec<Violation>,
     pub repairs: Vec<String>,
+    /// Some of the answer could not be checked against the client's schema
+    /// (reported, never taken as valid).
+    pub unchecked: bool,
 }
 
 /// The final result of the attempts.
@@ -86,6 +89,7 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
                 content,
                 violations: parsed.violations,
                 repairs: parsed.repairs,
+                unchecked: parsed.unchecked.is_some(),
                 ..Interp::default()
             }
         }
@@ -108,12 +112,13 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
             let answer = answer_schema
                 .clone()
                 .or_else(|| json_answer.then(|| json!({"type": "object"})));
-            let schema = crate::format::think::think_schema(answer.as_ref());
+            let schema = crate::format::think::validation_schema(answer.as_ref());
             let parsed = checks::parse(text, Some(&schema), validators, repair);
             let mut interp = Interp {
                 content: text.to_string(),
                 violations: parsed.violations,
                 repairs: parsed.repairs,
+                unchecked: parsed.unchecked.is_some(),
                 ..Interp::default()
             };
             if let Some((thinking, answer)) = parsed
@@ -164,6 +169,7 @@ fn interpret_tools(
     match output {
         ModelOutput::Calls(calls) => {
             for mut call in checks::dedupe(calls) {
+                interp.unchecked |= set.get(&call.name).is_some_and(|t| !t.exact());
                 let mut violations = checks::check_call(set, &call);
                 if !violations.is_empty() && repair {
                     let mut candidate = call.clone();
@@ -186,7 +192,9 @@ fn interpret_tools(
         }
         ModelOutput::Answer(answer) => {
             if let Some(schema) = answer_schema {
-                interp.violations = validators.validate(schema, &answer);
+                let checked = validators.validate(schema, &answer);
+                interp.violations = checked.violations;
+                interp.unchecked = checked.unchecked.is_some();
             }
             interp.content = match answer {
                 Value::String(s) if answer_schema.is_none() && !json_answer => s,

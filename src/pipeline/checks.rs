@@ -13,8 +13,10 @@ pub struct Parsed {
     pub value: Option<Value>,
     /// What was repaired to get it.
     pub repairs: Vec<String>,
-    /// Violations left (empty = valid).
+    /// Violations left (empty = valid, unless unchecked).
     pub violations: Vec<Violation>,
+    /// Why the value could not be checked against the schema, if so.
+    pub unchecked: Option<String>,
 }
 
 /// Parse `text` as JSON (repairing it when allowed) and validate it
@@ -27,6 +29,7 @@ pub fn parse(text: &str, schema: Option<&Value>, validators: &Validators, repair
         value: outcome.value,
         repairs: outcome.repairs.into_iter().map(str::to_string).collect(),
         violations: outcome.violations,
+        unchecked: outcome.unchecked,
     }
 }
 

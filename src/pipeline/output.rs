@@ -73,12 +73,15 @@ pub fn json_response(status: StatusCode, value: &Value, headers: HeaderMap) -> R
 }
 
 /// Headers that report what augur did: `X-Augur-Repaired`,
-/// `X-Augur-Attempts`, `X-Augur-Validation`.
+/// `X-Augur-Attempts`, `X-Augur-Validation` (`invalid`, or `unchecked` when
+/// some of the answer could not be checked against the schema).
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub repaired: Vec<String>,
     pub attempts: u32,
     pub invalid: bool,
+    /// Some of the answer could not be checked against the schema.
+    pub unchecked: bool,
     pub emulated: Option<&'static str>,
 }
 
@@ -102,6 +105,8 @@ impl Report {
         }
         if self.invalid {
             h.insert("x-augur-validation", HeaderValue::from_static("invalid"));
+        } else if self.unchecked {
+            h.insert("x-augur-validation", HeaderValue::from_static("unchecked"));
         }
         if let Some(what) = self.emulated {
             h.insert("x-augur-emulated", HeaderValue::from_static(what));

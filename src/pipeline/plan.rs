@@ -1,6 +1,8 @@
 //! Stages 4-5 decided: what augur changes about a chat or generate request
 //! (normalize `format`, emulate tools, emulate thinking, validate), or
-//! that it changes nothing and the bytes pass through.
+//! that it changes nothing and the bytes pass through. Every schema is
+//! checked against the schema budget and compiled here, before any model
+//! call: one that does not fit or compile is a 400.
 
 use serde_json::{Map, Value};
 
@@ -97,6 +99,9 @@ pub async fn decide(
         format::normalize(body.get("format")).map_err(|e| ProxyError::BadRequest(e.to_string()))?;
     let (format, mut format_changed) = apply_named_format(normalized.format, policy);
     format_changed |= normalized.changed;
+    if let Some(Format::Schema(s)) = &format {
+        admit("format", s)?;
+    }
 
     let declared_tools = body
         .get("tools")
@@ -136,6 +141,10 @@ pub async fn decide(
         && think_requested(body)
         && (format.is_some() || !caps.has(model, "thinking").await?);
 
+    if think && let Some(Format::Schema(s)) = &format {
+        admit("format", &format::think::validation_schema(Some(s)))?;
+    }
+
     let validate = policy.validate.enabled && (format.is_some() || tools.is_some() || think);
     let stream_mode = policy.validate.stream.unwrap_or(match &format {
         Some(Format::Schema(_)) => StreamMode::Buffer,
@@ -151,6 +160,17 @@ pub async fn decide(
         stream_mode,
         stream,
     })
+}
+
+/// The schema budget and compilation every schema passes before any
+/// model call (compiled once per distinct schema, then cached).
+fn admit(what: &str, schema: &Value) -> Result<(), ProxyError> {
+    crate::validate::admit(schema)
+        .map(|_| ())
+        .map_err(|source| ProxyError::Schema {
+            what: what.to_string(),
+            source,
+        })
 }
 
 /// A policy-bound schema replaces the client's format per `apply`.

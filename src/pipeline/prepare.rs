@@ -10,8 +10,28 @@ use super::{
     plan::{Plan, Route},
 };
 
-/// Rewrite the client's body per `plan`.
+/// Rewrite the client's body per `plan`; a `format` larger than
+/// `format_limit` bytes is refused (400) rather than sent upstream.
 pub fn prepare(
+    route: Route,
+    client: &Map<String, Value>,
+    plan: Plan,
+    format_limit: u64,
+) -> Result<(Map<String, Value>, Expect), ProxyError> {
+    let (body, expect) = rewrite(route, client, plan)?;
+    if let Some(format) = body.get("format") {
+        let size = crate::wire::json_len(format) as u64;
+        if size > format_limit {
+            return Err(ProxyError::FormatTooLarge {
+                size,
+                limit: format_limit,
+            });
+        }
+    }
+    Ok((body, expect))
+}
+
+fn rewrite(
     route: Route,
     client: &Map<String, Value>,
     plan: Plan,

@@ -35,8 +35,12 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
         .lines(Route::Chat.path(), &Value::Object(body))
         .await?;
     let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    // Headers go out before any call is known: say up front when some
+    // tool's arguments can only be checked against its grammar copy.
+    let inexact = matches!(&job.expect, Expect::Tools { set, .. } if !set.exact());
     let report = Report {
         emulated: job.emulated,
+        unchecked: inexact && job.validate.enabled,
         ..Report::default()
     };
     output::spawn_producer(tx, |tx| async move {

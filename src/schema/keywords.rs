@@ -2,6 +2,8 @@
 //! in what shape (non-negative integer counts, integer bounds, anchored
 //! patterns, supported formats, bounded enums).
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use super::pattern::to_grammar_pattern;
@@ -281,7 +283,7 @@ impl Walker<'_> {
         depth: usize,
     ) {
         let mut props = Map::new();
-        let mut removed: Vec<String> = Vec::new();
+        let mut removed: HashSet<String> = HashSet::new();
         match m.get("properties") {
             Some(Value::Object(p)) => {
                 for (name, ps) in p {
@@ -292,7 +294,7 @@ impl Walker<'_> {
                         }
                         Out::Never => {
                             self.note(&sub, "removed property with schema false");
-                            removed.push(name.clone());
+                            removed.insert(name.clone());
                         }
                     }
                 }
@@ -301,14 +303,15 @@ impl Walker<'_> {
             Some(other) => self.note(path, format!("dropped non-object properties {other}")),
         }
         let mut required: Vec<Value> = Vec::new();
+        let mut listed: HashSet<&str> = HashSet::new();
         if let Some(r) = m.get("required") {
             match r.as_array() {
                 Some(names) => {
                     for n in names {
                         match n.as_str() {
-                            Some(s) if removed.iter().any(|x| x == s) => {}
+                            Some(s) if removed.contains(s) => {}
                             Some(s) => {
-                                if !required.contains(n) {
+                                if listed.insert(s) {
                                     required.push(n.clone());
                                 }
                                 if !props.contains_key(s) {

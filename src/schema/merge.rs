@@ -2,6 +2,8 @@
 //! siblings of an `anyOf` down into each branch (the converter dispatches on
 //! `anyOf` first and would ignore them).
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 /// Merge `b` into `a` (both schema objects). Keywords present in both are
@@ -39,8 +41,9 @@ pub fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) -> Vec<Str
             }
             "required" => {
                 if let (Value::Array(ar), Value::Array(br)) = (&mut *av, bv) {
+                    let mut have: HashSet<String> = ar.iter().map(Value::to_string).collect();
                     for name in br {
-                        if !ar.contains(name) {
+                        if have.insert(name.to_string()) {
                             ar.push(name.clone());
                         }
                     }
@@ -52,7 +55,12 @@ pub fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) -> Vec<Str
             },
             "enum" => {
                 if let (Value::Array(ae), Value::Array(be)) = (&mut *av, bv) {
-                    let both: Vec<Value> = ae.iter().filter(|v| be.contains(v)).cloned().collect();
+                    let in_b: HashSet<String> = be.iter().map(Value::to_string).collect();
+                    let both: Vec<Value> = ae
+                        .iter()
+                        .filter(|v| in_b.contains(&v.to_string()))
+                        .cloned()
+                        .collect();
                     if both.is_empty() {
                         conflicts.push(k.clone());
                     } else {
@@ -100,13 +108,20 @@ fn merge_types(a: &Value, b: &Value) -> Option<Value> {
             _ => Vec::new(),
         }
     };
-    let (la, lb) = (list(a), list(b));
+    let (mut la, mut lb) = (list(a), list(b));
+    // Each name once: lists are then at most the seven JSON types plus
+    // a few aliases, and the intersection below stays cheap.
+    for l in [&mut la, &mut lb] {
+        let mut seen = HashSet::new();
+        l.retain(|t| seen.insert(t.clone()));
+    }
+    let lb: HashSet<&str> = lb.iter().map(String::as_str).collect();
     let mut out: Vec<String> = Vec::new();
     for t in &la {
-        if lb.contains(t) {
+        if lb.contains(t.as_str()) {
             out.push(t.clone());
-        } else if (t == "integer" && lb.iter().any(|x| x == "number"))
-            || (t == "number" && lb.iter().any(|x| x == "integer"))
+        } else if (t == "integer" && lb.contains("number"))
+            || (t == "number" && lb.contains("integer"))
         {
             out.push("integer".into());
         }

@@ -13,6 +13,7 @@
 //! patterns are anchored and escape-safe; counts are small non-negative
 //! integers; integer bounds are integers; enums are non-empty and bounded.
 
+pub mod budget;
 mod degrade;
 mod keywords;
 mod merge;
@@ -27,7 +28,7 @@ use serde_json::Value;
 
 pub use degrade::degrade;
 pub use pattern::to_grammar_pattern;
-pub use types::{PRIMITIVES, TypeName, any_value, map_type_name};
+pub use types::{PRIMITIVES, TypeName, any_value, map_type_name, with_type_names_mapped};
 
 /// A grammar-safe schema plus what was changed to get it.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +36,14 @@ pub struct Sanitized {
     pub schema: Value,
     /// Short human-readable notes, e.g. "/items: inlined $ref #/$defs/Item".
     pub changes: Vec<String>,
+    /// Sub-schemas rewritten (the work done; at most the cap it was given).
+    pub visits: usize,
 }
+
+/// Sub-schemas [`sanitize`] rewrites at most; past that, the rest of the
+/// schema becomes "any value" for the grammar (validation still applies
+/// the whole original schema). Bounds its time and its output.
+pub const MAX_VISITS: usize = 20_000;
 
 /// Why a schema cannot be made usable at all.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -44,15 +52,22 @@ pub struct SchemaError(pub String);
 
 /// Make `schema` acceptable to llama.cpp's json-schema-to-grammar.
 ///
-/// Fails only when the root is neither an object nor a boolean.
+/// Fails only when the root is neither an object nor a boolean. At most
+/// [`MAX_VISITS`] sub-schemas are rewritten.
 pub fn sanitize(schema: &Value) -> Result<Sanitized, SchemaError> {
+    sanitize_within(schema, MAX_VISITS)
+}
+
+/// [`sanitize`] rewriting at most `max_visits` sub-schemas (for a set of
+/// schemas sharing one budget).
+pub fn sanitize_within(schema: &Value, max_visits: usize) -> Result<Sanitized, SchemaError> {
     if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
         return Err(SchemaError(format!(
             "a JSON Schema must be an object or a boolean, not {}",
             types::type_of(schema)
         )));
     }
-    let mut walker = walk::Walker::new(schema);
+    let mut walker = walk::Walker::new(schema, max_visits);
     let schema = match walker.walk(schema, "", 0) {
         walk::Out::Schema(v) => v,
         walk::Out::Never => {
@@ -63,54 +78,76 @@ pub fn sanitize(schema: &Value) -> Result<Sanitized, SchemaError> {
     Ok(Sanitized {
         schema,
         changes: walker.changes,
+        visits: walker.visits.min(max_visits),
     })
 }
 
 /// The first `type` string anywhere in `schema` that maps to no JSON type,
 /// as (JSON pointer of the schema node, type name). `None` when every type
-/// is known or mappable (see [`map_type_name`]).
+/// is known or mappable (see [`map_type_name`]). Linear in the schema's
+/// size: the pointer is only spelled out for the node found.
 pub fn find_unknown_type(schema: &Value) -> Option<(String, String)> {
-    fn visit(v: &Value, path: &str, depth: usize) -> Option<(String, String)> {
-        if depth > 64 {
+    enum Seg<'a> {
+        Key(&'a str),
+        Index(usize),
+    }
+    fn bad(t: &Value) -> Option<String> {
+        t.as_str()
+            .filter(|s| map_type_name(s) == TypeName::Unknown)
+            .map(str::to_string)
+    }
+    fn visit<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>) -> Option<String> {
+        if path.len() > 64 {
             return None;
         }
         match v {
             Value::Object(m) => {
-                let bad = |t: &Value| {
-                    t.as_str()
-                        .filter(|s| map_type_name(s) == TypeName::Unknown)
-                        .map(str::to_string)
-                };
                 match m.get("type") {
                     Some(t @ Value::String(_)) => {
                         if let Some(s) = bad(t) {
-                            return Some((path.to_string(), s));
+                            return Some(s);
                         }
                     }
                     Some(Value::Array(ts)) => {
                         if let Some(s) = ts.iter().find_map(bad) {
-                            return Some((path.to_string(), s));
+                            return Some(s);
                         }
                     }
                     _ => {}
                 }
-                m.iter().find_map(|(k, x)| {
+                for (k, x) in m {
                     if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
-                        return None;
+                        continue;
                     }
-                    visit(
-                        x,
-                        &format!("{path}/{}", keywords::escape_pointer(k)),
-                        depth + 1,
-                    )
-                })
+                    path.push(Seg::Key(k));
+                    if let Some(found) = visit(x, path) {
+                        return Some(found);
+                    }
+                    path.pop();
+                }
+                None
             }
-            Value::Array(xs) => xs
-                .iter()
-                .enumerate()
-                .find_map(|(i, x)| visit(x, &format!("{path}/{i}"), depth + 1)),
+            Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    path.push(Seg::Index(i));
+                    if let Some(found) = visit(x, path) {
+                        return Some(found);
+                    }
+                    path.pop();
+                }
+                None
+            }
             _ => None,
         }
     }
-    visit(schema, "", 0)
+    let mut path = Vec::new();
+    let found = visit(schema, &mut path)?;
+    let pointer: String = path
+        .iter()
+        .map(|s| match s {
+            Seg::Key(k) => format!("/{}", keywords::escape_pointer(k)),
+            Seg::Index(i) => format!("/{i}"),
+        })
+        .collect();
+    Some((pointer, found))
 }

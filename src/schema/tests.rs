@@ -287,3 +287,79 @@ fn sanitized_schema_still_accepts_valid_output() {
             .unwrap_or(false)
     );
 }
+
+/// Schemas within the budget that make the rewrite do more than its input:
+/// keywords next to `anyOf` copied into every branch at every level, and
+/// recursion unrolled.
+fn amplifying() -> Vec<Value> {
+    let mut out = Vec::new();
+    for (levels, branches, props) in [(6, 2, 40), (4, 4, 60), (2, 30, 200), (1, 300, 60)] {
+        let mut defs = serde_json::Map::new();
+        defs.insert("L0".into(), json!({"type": "string"}));
+        for level in 1..=levels {
+            let p: serde_json::Map<String, Value> = (0..props)
+                .map(|i| {
+                    (
+                        format!("p{level}_{i}"),
+                        json!({"type": "string", "description": "x"}),
+                    )
+                })
+                .collect();
+            let alts: Vec<Value> = (0..branches)
+                .map(|b| json!({"$ref": format!("#/$defs/L{}", level - 1), "title": format!("b{b}")}))
+                .collect();
+            defs.insert(format!("L{level}"), json!({"anyOf": alts, "properties": p}));
+        }
+        out.push(json!({"$defs": defs, "$ref": format!("#/$defs/L{levels}")}));
+    }
+    for width in [30, 200] {
+        let node_props: serde_json::Map<String, Value> = (0..width)
+            .map(|i| (format!("c{i}"), json!({"$ref": "#/$defs/N"})))
+            .collect();
+        out.push(json!({"$defs": {"N": {"type": "object", "properties": node_props}}, "$ref": "#/$defs/N"}));
+    }
+    out
+}
+
+#[test]
+fn the_rewrite_is_bounded_by_its_visit_cap() {
+    for s in amplifying() {
+        assert!(crate::schema::budget::check(&s, &Default::default()).is_ok());
+        let out = sanitize(&s).expect("sanitize");
+        assert!(out.visits <= super::MAX_VISITS);
+        // About 100 bytes per sub-schema rewritten at most.
+        assert!(out.schema.to_string().len() < 150 * super::MAX_VISITS);
+        let small = super::sanitize_within(&s, 1000).expect("sanitize");
+        assert!(small.visits <= 1000);
+        assert!(small.schema.to_string().len() < 150_000);
+        assert!(checked(&small.schema).is_empty());
+    }
+    let recursive = amplifying().pop().expect("schema");
+    let cut = super::sanitize_within(&recursive, 1000).expect("sanitize");
+    assert!(
+        cut.changes
+            .iter()
+            .any(|c| c.contains("too large for a grammar"))
+    );
+    assert!(cut.changes.len() <= 201);
+}
+
+#[test]
+fn long_lists_are_rewritten_in_linear_time() {
+    let names: Vec<Value> = (0..40_000).map(|i| json!(format!("n{i}"))).collect();
+    let values: Vec<Value> = (0..20_000).map(|i| json!(i)).collect();
+    let branches: Vec<Value> = (0..10_000).map(|i| json!({"const": i})).collect();
+    let types: Vec<Value> = (0..20_000).map(|i| json!(format!("t{i}"))).collect();
+    for s in [
+        json!({"type": "object", "required": names}),
+        json!({"allOf": [{"enum": values.clone()}, {"enum": values}]}),
+        json!({"anyOf": branches}),
+        json!({"allOf": [{"type": types.clone()}, {"type": types}]}),
+    ] {
+        assert!(crate::schema::budget::check(&s, &Default::default()).is_ok());
+        let start = std::time::Instant::now();
+        sanitize(&s).expect("sanitize");
+        // Quadratic work here would take minutes.
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    }
+}

@@ -161,3 +161,68 @@ pub fn common_type(values: &[Value]) -> Option<&'static str> {
     }
     ty
 }
+
+/// `schema` with every `type` name it maps ([`map_type_name`]) spelled as
+/// the JSON Schema type (`"int"` → `"integer"`; an "any" name drops the
+/// keyword), so a validator accepts it; `None` when nothing needed mapping.
+/// Data keywords (`enum`, `const`, `default`, `examples`) are left alone.
+pub fn with_type_names_mapped(schema: &Value) -> Option<Value> {
+    let mut out = schema.clone();
+    let mut changed = false;
+    let mut stack: Vec<&mut Value> = vec![&mut out];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if let Some(t) = m.get("type")
+                    && let Some(mapped) = mapped_type(t)
+                {
+                    changed = true;
+                    match mapped {
+                        Some(t) => m.insert("type".into(), t),
+                        None => m.remove("type"),
+                    };
+                }
+                for (k, x) in m.iter_mut() {
+                    if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                        stack.push(x);
+                    }
+                }
+            }
+            Value::Array(xs) => stack.extend(xs.iter_mut()),
+            _ => {}
+        }
+    }
+    changed.then_some(out)
+}
+
+/// What a `type` value becomes: `None` = unchanged, `Some(None)` = drop it.
+fn mapped_type(t: &Value) -> Option<Option<Value>> {
+    let map = |s: &str| match map_type_name(s) {
+        TypeName::Known(k) => Some(Some(k)),
+        TypeName::Any => Some(None),
+        TypeName::Unknown => None,
+    };
+    match t {
+        Value::String(s) => match map(s)? {
+            Some(k) if k == s.as_str() => None,
+            Some(k) => Some(Some(Value::String(k.into()))),
+            None => Some(None),
+        },
+        Value::Array(xs) => {
+            let mut names: Vec<Value> = Vec::new();
+            for x in xs {
+                match map(x.as_str()?)? {
+                    None => return Some(None),
+                    Some(k) => {
+                        let k = Value::String(k.into());
+                        if !names.contains(&k) {
+                            names.push(k);
+                        }
+                    }
+                }
+            }
+            (names != *xs).then_some(Some(Value::Array(names)))
+        }
+        _ => None,
+    }
+}

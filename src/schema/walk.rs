@@ -1,7 +1,7 @@
 //! The recursive rewrite behind [`super::sanitize`]: references, logic
 //! keywords and type names. Per-type keyword rules live in `keywords.rs`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -16,6 +16,8 @@ const MAX_REF_REPEAT: usize = 2;
 const MAX_EXPANSIONS: usize = 400;
 /// Deepest nesting followed before a sub-schema becomes "any value".
 const MAX_DEPTH: usize = 48;
+/// Change notes kept (they are for logs; the rest are counted only).
+const MAX_NOTES: usize = 200;
 
 /// Keywords carried over unchanged to every output node.
 pub(super) const ANNOTATIONS: [&str; 2] = ["description", "title"];
@@ -33,28 +35,57 @@ pub(super) struct Walker<'a> {
     ref_stack: Vec<String>,
     expansions: usize,
     noted_refs: HashSet<String>,
+    /// Notes already made, to keep each once.
+    seen_notes: HashSet<String>,
+    /// What each `$ref` text resolved to, and how many values it holds.
+    resolved: HashMap<String, Option<(&'a Value, usize)>>,
+    /// Sub-schemas rewritten so far, and the most allowed.
+    pub(super) visits: usize,
+    max_visits: usize,
+    /// Whether the cap on visits was reached.
+    cut: bool,
 }
 
 impl<'a> Walker<'a> {
-    pub(super) fn new(root: &'a Value) -> Self {
+    pub(super) fn new(root: &'a Value, max_visits: usize) -> Self {
         Self {
             root,
             changes: Vec::new(),
             ref_stack: Vec::new(),
             expansions: 0,
             noted_refs: HashSet::new(),
+            seen_notes: HashSet::new(),
+            resolved: HashMap::new(),
+            visits: 0,
+            max_visits,
+            cut: false,
         }
     }
 
     pub(super) fn note(&mut self, path: &str, msg: impl std::fmt::Display) {
         let at = if path.is_empty() { "/" } else { path };
+        if self.changes.len() >= MAX_NOTES {
+            return;
+        }
         let line = format!("{at}: {msg}");
-        if !self.changes.contains(&line) {
+        if self.seen_notes.insert(line.clone()) {
             self.changes.push(line);
         }
     }
 
     pub(super) fn walk(&mut self, s: &Value, path: &str, depth: usize) -> Out {
+        self.visits += 1;
+        if self.visits > self.max_visits {
+            if !self.cut {
+                self.cut = true;
+                // Past the cap on notes too: this one must be seen.
+                let at = if path.is_empty() { "/" } else { path };
+                self.changes.push(format!(
+                    "{at}: schema too large for a grammar; the rest -> any value"
+                ));
+            }
+            return Out::Schema(any_value());
+        }
         match s {
             Value::Bool(true) => {
                 self.note(path, "schema true -> any value");
@@ -124,8 +155,21 @@ impl<'a> Walker<'a> {
             self.note(path, "dropped non-string $ref");
             return self.object(&siblings, path, depth);
         };
-        let target = r.strip_prefix('#').and_then(|p| self.resolve(p));
-        let Some(target) = target else {
+        if self.visits >= self.max_visits {
+            return Out::Schema(any_value());
+        }
+        let target = match self.resolved.get(r) {
+            Some(known) => *known,
+            None => {
+                let found = r
+                    .strip_prefix('#')
+                    .and_then(|p| self.resolve(p))
+                    .map(|t| (t, count_values(t)));
+                self.resolved.insert(r.to_string(), found);
+                found
+            }
+        };
+        let Some((target, size)) = target else {
             self.note(
                 path,
                 format!("unsupported or unresolvable $ref {r} -> any value"),
@@ -145,35 +189,37 @@ impl<'a> Walker<'a> {
         if self.noted_refs.insert(r.to_string()) {
             self.note(path, format!("inlined $ref {r}"));
         }
-        let combined = match (&target, has_siblings) {
+        let combined = match (target, has_siblings) {
             (Value::Object(t), true) => {
+                // Copying the target is work too.
+                self.visits += size;
                 let mut t = t.clone();
                 merge_into(&mut t, &siblings);
-                Value::Object(t)
+                Some(Value::Object(t))
             }
-            (Value::Bool(true), true) => Value::Object(siblings),
-            _ => target,
+            (Value::Bool(true), true) => Some(Value::Object(siblings)),
+            _ => None,
         };
         self.ref_stack.push(r.to_string());
-        let out = self.walk(&combined, path, depth + 1);
+        let out = self.walk(combined.as_ref().unwrap_or(target), path, depth + 1);
         self.ref_stack.pop();
         out
     }
 
     /// Resolve a JSON pointer fragment against the root; `#/$defs/X` also
     /// finds `X` in nested `$defs`/`definitions` (as newer llama.cpp does).
-    fn resolve(&self, pointer: &str) -> Option<Value> {
+    fn resolve(&self, pointer: &str) -> Option<&'a Value> {
         if pointer.is_empty() {
-            return Some(self.root.clone());
+            return Some(self.root);
         }
         let decoded = pointer.replace("%24", "$").replace("%25", "%");
         if let Some(v) = self.root.pointer(&decoded) {
-            return Some(v.clone());
+            return Some(v);
         }
         let name = decoded
             .strip_prefix("/$defs/")
             .or_else(|| decoded.strip_prefix("/definitions/"))?;
-        find_nested_def(self.root, name, 0).cloned()
+        find_nested_def(self.root, name, 0)
     }
 
     /// A node without `$ref`/`anyOf`/`allOf`: settle its type, then apply
@@ -314,6 +360,21 @@ pub(super) fn annotations(m: &Map<String, Value>) -> Map<String, Value> {
                 .map(|v| ((*k).to_string(), v.clone()))
         })
         .collect()
+}
+
+/// How many JSON values `v` holds (without recursion).
+fn count_values(v: &Value) -> usize {
+    let mut n = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Value::Object(m) => stack.extend(m.values()),
+            Value::Array(xs) => stack.extend(xs.iter()),
+            _ => {}
+        }
+    }
+    n
 }
 
 fn find_nested_def<'v>(v: &'v Value, name: &str, depth: usize) -> Option<&'v Value> {

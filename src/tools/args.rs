@@ -15,21 +15,28 @@ const MAX_VIOLATIONS: usize = 20;
 
 /// Per call (same order as `calls`), the violations of its arguments
 /// against its tool's original parameters schema (or, when that does not
-/// compile, the grammar schema); empty = valid. An undeclared tool is a
-/// violation at pointer `""`.
+/// compile, the grammar schema: see [`super::Tool::exact`]); empty = valid.
+/// An undeclared tool, or arguments too large to check, is a violation at
+/// pointer `""`.
 pub fn validate_calls(calls: &[ToolCall], set: &ToolSet) -> Vec<Vec<Violation>> {
     calls
         .iter()
         .map(|call| match set.get(&call.name) {
             None => vec![undeclared(&call.name)],
-            Some(tool) => match tool.validator() {
-                None => Vec::new(),
-                Some(v) => v
-                    .iter_errors(&call.arguments)
+            Some(tool) => {
+                let checked = tool.checker().check(&call.arguments);
+                let mut out: Vec<Violation> = checked
+                    .violations
+                    .into_iter()
                     .take(MAX_VIOLATIONS)
-                    .map(|e| (e.instance_path().as_str().to_owned(), e.to_string()))
-                    .collect(),
-            },
+                    .map(|v| (v.pointer, v.message))
+                    .collect();
+                // Arguments that could not be checked are not valid.
+                if let Some(why) = checked.unchecked {
+                    out.push((String::new(), why));
+                }
+                out
+            }
         })
         .collect()
 }

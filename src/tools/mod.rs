@@ -159,6 +159,15 @@ pub enum ToolError {
     /// `tool_choice` names a tool that is not declared.
     #[error("tool_choice names unknown tool {0:?}")]
     UnknownToolChoice(String),
+    /// A tool's parameters schema exceeds the schema budget.
+    #[error("tool {name:?} parameters schema {source}")]
+    Schema {
+        name: String,
+        source: crate::validate::SchemaRejected,
+    },
+    /// The tools' parameters together exceed the tool-set budget.
+    #[error("tools parameters schemas together {0}")]
+    TooLarge(crate::schema::budget::BudgetError),
 }
 
 /// One tool call: a declared tool's name and its arguments (a JSON object

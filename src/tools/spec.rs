@@ -6,11 +6,13 @@
 //! parameters schema never fails the request: anything the sanitizer cannot
 //! handle falls back to a permissive `{"type":"object"}` for the grammar.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use super::ToolError;
+use crate::schema::budget::{BudgetError, Limits, Report};
+use crate::validate::{Compiled, SchemaRejected, Validators};
 
 /// Grammar schema used when a tool's parameters cannot be used as given.
 pub(crate) fn permissive_object() -> Value {
@@ -31,55 +33,102 @@ pub struct Tool {
     pub grammar: Value,
     /// Notes from the sanitizer (or the fallback), for logs.
     pub sanitize_notes: Vec<String>,
-    validator: OnceLock<Option<std::sync::Arc<jsonschema::Validator>>>,
+    /// What arguments are checked against: the compiled parameters, or the
+    /// grammar copy when they do not compile (see [`Tool::exact`]).
+    checker: Arc<Compiled>,
+    /// Whether [`Tool::checker`] is the client's own parameters schema.
+    exact: bool,
 }
 
 impl Tool {
-    fn new(name: String, description: String, parameters: Value) -> Tool {
-        let (grammar, sanitize_notes) = grammar_schema(&parameters);
-        Tool {
+    /// Parse one tool's schema: its budget is checked (refused ⇒ an error
+    /// naming the tool), it is compiled, and its grammar copy is made with
+    /// at most `visits_left` sub-schemas rewritten (the tool set shares one
+    /// allowance).
+    fn new(
+        name: String,
+        description: String,
+        parameters: Value,
+        visits_left: &mut usize,
+    ) -> Result<Tool, ToolError> {
+        let cache = Validators::shared();
+        let own = match &parameters {
+            Value::Object(_) | Value::Bool(_) => match cache.compile(&parameters) {
+                Ok(c) => Some(c),
+                // Not a size problem: the grammar copy is checked instead.
+                Err(SchemaRejected::Invalid(_))
+                | Err(SchemaRejected::Budget(BudgetError::Unresolvable { .. })) => None,
+                Err(SchemaRejected::Budget(e)) => {
+                    return Err(ToolError::Schema {
+                        name,
+                        source: SchemaRejected::Budget(e),
+                    });
+                }
+            },
+            _ => None,
+        };
+        let (grammar, sanitize_notes, visits) = grammar_schema(&parameters, *visits_left);
+        *visits_left = visits_left.saturating_sub(visits);
+        let exact = own.is_some();
+        let checker = match own {
+            Some(c) => c,
+            None => cache
+                .compile(&grammar)
+                .or_else(|_| cache.compile(&permissive_object()))
+                .map_err(|source| ToolError::Schema {
+                    name: name.clone(),
+                    source,
+                })?,
+        };
+        Ok(Tool {
             name,
             description,
             parameters,
             grammar,
             sanitize_notes,
-            validator: OnceLock::new(),
-        }
+            checker,
+            exact,
+        })
     }
 
-    /// The compiled validator for [`Tool::parameters`], built on first use.
-    /// When the original does not compile (Python type names, remote
-    /// `$ref`s, …) the grammar schema is used instead, which always
-    /// compiles but may be looser.
-    pub(crate) fn validator(&self) -> Option<&jsonschema::Validator> {
-        self.validator
-            .get_or_init(|| {
-                let cache = crate::validate::Validators::shared();
-                cache
-                    .compile(&self.parameters)
-                    .or_else(|_| cache.compile(&self.grammar))
-                    .ok()
-            })
-            .as_deref()
+    /// The compiled schema arguments are checked against: the original
+    /// parameters when they compile, else the grammar copy (which always
+    /// compiles but may be looser: then [`Tool::exact`] is false).
+    pub fn checker(&self) -> &Compiled {
+        &self.checker
+    }
+
+    /// Whether arguments are checked against the client's own schema.
+    pub fn exact(&self) -> bool {
+        self.exact
+    }
+
+    /// Approximate heap bytes this tool holds.
+    fn weight(&self) -> u64 {
+        let text = crate::wire::json_len(&self.parameters) + crate::wire::json_len(&self.grammar);
+        u64::from(self.checker.weight) + 16 * text as u64 + 256
     }
 }
 
-/// The grammar copy of a parameters schema, with notes on what changed.
-fn grammar_schema(parameters: &Value) -> (Value, Vec<String>) {
+/// The grammar copy of a parameters schema, with notes on what changed
+/// and the sub-schemas rewritten.
+fn grammar_schema(parameters: &Value, max_visits: usize) -> (Value, Vec<String>, usize) {
     if !parameters.is_object() {
         return (
             permissive_object(),
             vec!["parameters is not an object schema; arguments left unconstrained".into()],
+            0,
         );
     }
-    match crate::schema::sanitize(parameters) {
+    let max_visits = max_visits.min(crate::schema::MAX_VISITS);
+    match crate::schema::sanitize_within(parameters, max_visits) {
         Ok(s) => {
             let mut notes = s.changes;
             match embeddable(s.schema) {
-                Ok(schema) => (schema, notes),
+                Ok(schema) => (schema, notes, s.visits),
                 Err(why) => {
                     notes.push(format!("{why}; arguments left unconstrained"));
-                    (permissive_object(), notes)
+                    (permissive_object(), notes, s.visits)
                 }
             }
         }
@@ -88,6 +137,7 @@ fn grammar_schema(parameters: &Value) -> (Value, Vec<String>) {
             vec![format!(
                 "schema not grammar-safe ({e}); arguments left unconstrained"
             )],
+            0,
         ),
     }
 }
@@ -108,23 +158,27 @@ pub(crate) fn embeddable(schema: Value) -> Result<Value, &'static str> {
     if has_ref(&schema) {
         return Err("schema keeps a $ref");
     }
-    if crate::validate::Validators::shared()
-        .compile(&schema)
-        .is_err()
-    {
+    if Validators::shared().compile(&schema).is_err() {
         return Err("schema does not compile");
     }
     Ok(schema)
 }
 
 fn has_ref(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m
-            .iter()
-            .any(|(k, v)| k == "$ref" || k == "$dynamicRef" || has_ref(v)),
-        Value::Array(a) => a.iter().any(has_ref),
-        _ => false,
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if m.contains_key("$ref") || m.contains_key("$dynamicRef") {
+                    return true;
+                }
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
     }
+    false
 }
 
 /// The tools declared by one request, in declaration order.
@@ -136,17 +190,18 @@ pub struct ToolSet {
 impl ToolSet {
     /// [`ToolSet::from_request`], remembered by content: clients resend the
     /// same tools on every turn, and sanitizing many schemas is the costly
-    /// part of the rewrite. Errors are not cached.
+    /// part of the rewrite. Sets are weighed by size, under half of
+    /// [`crate::validate::cache_budget`]. Errors are not cached.
     pub fn from_request_cached(tools: &[Value]) -> Result<ToolSet, ToolError> {
-        static CACHE: std::sync::OnceLock<moka::sync::Cache<[u8; 32], ToolSet>> =
-            std::sync::OnceLock::new();
-        let cache = CACHE.get_or_init(|| moka::sync::Cache::new(1024));
+        // Far over the budget: refused before the tools are hashed.
+        crate::schema::budget::check_size(tools, &Limits::default().for_tool_set())
+            .map_err(ToolError::TooLarge)?;
         let key = crate::validate::values_key(tools);
-        if let Some(set) = cache.get(&key) {
+        if let Some(set) = cache().get(&key) {
             return Ok(set);
         }
         let set = ToolSet::from_request(tools)?;
-        cache.insert(key, set.clone());
+        cache().insert(key, set.clone());
         Ok(set)
     }
 
@@ -158,8 +213,15 @@ impl ToolSet {
     /// becomes `{"type":"object","properties":{}}`. Errors (all client
     /// errors, HTTP 400): a tool that is not an object, a non-function
     /// `type`, a missing or empty name, a duplicate name.
+    ///
+    /// Each tool's parameters must fit the schema budget (a refusal names
+    /// the tool) and all of them together four times that budget; their
+    /// grammar copies share a cap on the work of rewriting them.
     pub fn from_request(tools: &[Value]) -> Result<ToolSet, ToolError> {
         let mut out: Vec<Tool> = Vec::with_capacity(tools.len());
+        let mut visits_left = 4 * crate::schema::MAX_VISITS;
+        let mut total = Report::default();
+        let limits = Limits::default().for_tool_set();
         for (index, raw) in tools.iter().enumerate() {
             let obj = raw.as_object().ok_or_else(|| ToolError::InvalidTool {
                 index,
@@ -206,9 +268,22 @@ impl ToolSet {
                 None | Some(Value::Null) => json!({"type": "object", "properties": {}}),
                 Some(p) => p.clone(),
             };
-            out.push(Tool::new(name, description, parameters));
+            let tool = Tool::new(name, description, parameters, &mut visits_left)?;
+            total.add(&tool.checker.report);
+            total.within(&limits).map_err(ToolError::TooLarge)?;
+            out.push(tool);
         }
         Ok(ToolSet { tools: out.into() })
+    }
+
+    /// Approximate heap bytes the set holds.
+    pub fn weight(&self) -> u64 {
+        self.tools.iter().map(Tool::weight).sum::<u64>() + 64
+    }
+
+    /// Whether every tool's arguments are checked against its own schema.
+    pub fn exact(&self) -> bool {
+        self.tools.iter().all(Tool::exact)
     }
 
     /// All tools, in declaration order.
@@ -232,90 +307,24 @@ impl ToolSet {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn accepts_ollama_openai_and_flat_shapes() {
-        let tools = vec![
-            json!({"type":"function","function":{"name":"a","description":"A","parameters":{"type":"object","properties":{"x":{"type":"string"}}}}}),
-            json!({"function":{"name":"b"}}),
-            json!({"type":"function","name":"c","parameters":{"type":"object"}}),
-        ];
-        let set = ToolSet::from_request(&tools).unwrap();
-        assert_eq!(set.len(), 3);
-        assert_eq!(set.tools()[0].description, "A");
-        assert_eq!(
-            set.get("b").unwrap().parameters,
-            json!({"type":"object","properties":{}})
-        );
-        assert!(set.get("c").is_some());
-        assert!(set.get("d").is_none());
-    }
-
-    #[test]
-    fn duplicate_and_invalid_tools_are_errors() {
-        let dup = vec![
-            json!({"type":"function","function":{"name":"a"}}),
-            json!({"type":"function","function":{"name":"a"}}),
-        ];
-        assert_eq!(
-            ToolSet::from_request(&dup).unwrap_err(),
-            ToolError::DuplicateName("a".into())
-        );
-        for bad in [
-            json!("x"),
-            json!({"type":"function","function":{}}),
-            json!({"type":"function","function":{"name":""}}),
-            json!({"type":"retrieval"}),
-            json!({"type":"function","function":"f"}),
-        ] {
-            assert!(ToolSet::from_request(&[bad]).is_err());
-        }
-    }
-
-    #[test]
-    fn non_object_parameters_are_permissive() {
-        for params in [json!(true), json!("object"), json!([1]), json!(3)] {
-            let set = ToolSet::from_request(&[
-                json!({"type":"function","function":{"name":"f","parameters":params}}),
-            ])
-            .unwrap();
-            let t = &set.tools()[0];
-            assert_eq!(t.grammar, json!({"type":"object"}));
-            assert!(!t.sanitize_notes.is_empty());
-        }
-    }
-
-    #[test]
-    fn grammar_copies_are_always_embeddable() {
-        let s = embeddable(
-            json!({"$schema":"http://json-schema.org/draft-07/schema#","$id":"x","type":"object"}),
-        );
-        assert_eq!(s, Ok(json!({"type":"object"})));
-        assert!(
-            embeddable(json!({"type":"object","properties":{"a":{"$ref":"#/$defs/A"}}})).is_err()
-        );
-        assert!(embeddable(json!({"type":"whatever"})).is_err());
-        assert_eq!(embeddable(json!(true)), Ok(json!({"type":"object"})));
-        let set = ToolSet::from_request(&[json!({"type":"function","function":{"name":"r",
-            "parameters":{"type":"object","$defs":{"A":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/A"}}}}})])
-        .unwrap();
-        let g = set.tools()[0].grammar.to_string();
-        assert!(!g.contains("$ref"), "{g}");
-        // The original keeps its $ref and is what arguments are checked against.
-        assert!(
-            set.tools()[0]
-                .validator()
-                .unwrap()
-                .is_valid(&json!({"a":1}))
-        );
-        assert!(
-            !set.tools()[0]
-                .validator()
-                .unwrap()
-                .is_valid(&json!({"a":"x"}))
-        );
-    }
+/// The process-wide cache of parsed tool sets, weighed by size.
+fn cache() -> &'static moka::sync::Cache<[u8; 32], ToolSet> {
+    static CACHE: std::sync::OnceLock<moka::sync::Cache<[u8; 32], ToolSet>> =
+        std::sync::OnceLock::new();
+    CACHE.get_or_init(|| {
+        moka::sync::Cache::builder()
+            .max_capacity((crate::validate::cache_budget() / 2).max(1))
+            .weigher(|_k, set: &ToolSet| u32::try_from(set.weight()).unwrap_or(u32::MAX))
+            .build()
+    })
 }
+
+/// Bytes the tool-set cache holds now (approximate).
+pub fn cached_bytes() -> u64 {
+    cache().run_pending_tasks();
+    cache().weighted_size()
+}
+
+#[cfg(test)]
+#[path = "spec_tests.rs"]
+mod tests;

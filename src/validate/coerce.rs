@@ -2,20 +2,32 @@
 //! (`"5"` → 5, `"true"` → true, 5 → `"5"`, a single value → `[value]`, a JSON
 //! string holding the expected object/array), enum spelling, and removal of
 //! keys the schema forbids. Values that already match are left alone, so
-//! coercion is idempotent. Usable on tool-call arguments alone.
+//! coercion is idempotent. Usable on tool-call arguments alone. The work is
+//! bounded: at most [`MAX_STEPS`] sub-schemas applied and [`MAX_MATCHES`]
+//! alternatives tried per call, whatever references and `anyOf`s nest.
+
+use std::cell::Cell;
 
 use serde_json::{Map, Value};
 
 use crate::schema::{TypeName, map_type_name};
 
 const MAX_DEPTH: usize = 32;
+/// Sub-schemas applied per [`coerce_to_schema`] call, at most.
+pub const MAX_STEPS: usize = 10_000;
+/// Alternatives checked against a validator per call, at most.
+pub const MAX_MATCHES: usize = 32;
 
 /// Coerce `value` towards `schema` in place; returns the repairs applied
 /// (`"coerced_types"`, `"dropped_keys"`), each at most once.
 pub fn coerce_to_schema(value: &mut Value, schema: &Value) -> Vec<&'static str> {
+    let steps = Cell::new(MAX_STEPS);
+    let matches = Cell::new(MAX_MATCHES);
     let mut c = Coercer {
         root: schema,
         repairs: Vec::new(),
+        steps: &steps,
+        matches: &matches,
     };
     c.coerce(value, schema, 0);
     c.repairs
@@ -24,6 +36,9 @@ pub fn coerce_to_schema(value: &mut Value, schema: &Value) -> Vec<&'static str> 
 struct Coercer<'a> {
     root: &'a Value,
     repairs: Vec<&'static str>,
+    /// What is left of the budgets, shared with sub-coercers.
+    steps: &'a Cell<usize>,
+    matches: &'a Cell<usize>,
 }
 
 impl Coercer<'_> {
@@ -37,9 +52,10 @@ impl Coercer<'_> {
         let Value::Object(sm) = s else {
             return;
         };
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || self.steps.get() == 0 {
             return;
         }
+        self.steps.set(self.steps.get() - 1);
         if let Some(target) = sm
             .get("$ref")
             .and_then(Value::as_str)
@@ -76,6 +92,8 @@ impl Coercer<'_> {
             let mut sub = Coercer {
                 root: self.root,
                 repairs: Vec::new(),
+                steps: self.steps,
+                matches: self.matches,
             };
             sub.coerce(&mut candidate, a, depth + 1);
             if self.matches(&candidate, a) {
@@ -89,8 +107,13 @@ impl Coercer<'_> {
     }
 
     /// Whether `v` is valid against sub-schema `s` (with the root's
-    /// definitions in scope). Uncompilable schemas match everything.
+    /// definitions in scope). Uncompilable schemas, and any once the
+    /// budget of checks is spent, match everything (so nothing changes).
     fn matches(&self, v: &Value, s: &Value) -> bool {
+        if self.matches.get() == 0 {
+            return true;
+        }
+        self.matches.set(self.matches.get() - 1);
         let mut s = s.clone();
         if let (Value::Object(sm), Value::Object(root)) = (&mut s, self.root) {
             for k in ["$defs", "definitions"] {
@@ -101,8 +124,9 @@ impl Coercer<'_> {
                 }
             }
         }
-        jsonschema::validator_for(&s)
-            .map(|val| val.is_valid(v))
+        super::Validators::shared()
+            .compile(&s)
+            .map(|c| c.check(v).violations.is_empty())
             .unwrap_or(true)
     }
 

@@ -1,23 +1,28 @@
 //! Output validation: compiled-once validators and JSON Schema violations.
 //!
 //! [`Validators`] compiles each distinct schema once (keyed by the SHA-256 of
-//! its canonical JSON) and reports [`Violation`]s with JSON pointers into the
-//! instance. Repair of model output lives in [`repair`] and [`coerce`].
+//! its canonical JSON, weighed by its size against one memory budget, see
+//! [`set_cache_budget`]) after checking it against the schema budget
+//! ([`crate::schema::budget`]), and reports [`Violation`]s with JSON
+//! pointers into the instance, with bounded work ([`Compiled::check`]). A
+//! schema that cannot be compiled is refused ([`SchemaRejected`]), never
+//! taken as constraining nothing. Repair of model output lives in
+//! [`repair`] and [`coerce`].
 
+mod cache;
 pub mod coerce;
+mod compiled;
 pub mod repair;
 mod text;
 
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
+pub use cache::{Validators, cache_budget, schema_key, set_cache_budget, values_key};
 pub use coerce::coerce_to_schema;
+pub use compiled::{Compiled, MAX_VIOLATIONS, MAX_WORK, SchemaRejected, compile, options, weight};
 pub use repair::{RepairOutcome, parse_and_repair, retry_feedback};
 
 /// One violation, with a JSON pointer into the instance.
@@ -27,157 +32,35 @@ pub struct Violation {
     pub message: String,
 }
 
-type Compiled = Result<Arc<jsonschema::Validator>, Arc<str>>;
-
-/// Cache of compiled validators, keyed by schema.
-#[derive(Clone)]
-pub struct Validators {
-    cache: moka::sync::Cache<[u8; 32], Compiled>,
-    compilations: Arc<AtomicU64>,
+/// What validating one value found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Checked {
+    /// Violations found (empty with `unchecked: None` = valid).
+    pub violations: Vec<Violation>,
+    /// Why the value could not be checked, when it could not: never to be
+    /// taken as valid.
+    pub unchecked: Option<String>,
 }
 
-impl Default for Validators {
-    fn default() -> Self {
-        Self::new(1024)
-    }
-}
-
-impl std::fmt::Debug for Validators {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Validators")
-            .field("entries", &self.cache.entry_count())
-            .field("compilations", &self.compilations())
-            .finish()
-    }
-}
-
-/// [`schema_key`] of a JSON array of `values`, without building the array.
-pub fn values_key(values: &[Value]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(b"[");
-    h.update((values.len() as u64).to_le_bytes());
-    for v in values {
-        canonical(v, &mut h);
-    }
-    h.finalize().into()
-}
-
-/// SHA-256 of the canonical (sorted-key) JSON of `schema`.
-pub fn schema_key(schema: &Value) -> [u8; 32] {
-    let mut h = Sha256::new();
-    canonical(schema, &mut h);
-    h.finalize().into()
-}
-
-fn canonical(v: &Value, h: &mut Sha256) {
-    // Length-prefixed, sorted-key encoding: unambiguous, no allocation per
-    // scalar (this runs for every tool schema of every request).
-    fn bytes(h: &mut Sha256, tag: u8, b: &[u8]) {
-        h.update([tag]);
-        h.update((b.len() as u64).to_le_bytes());
-        h.update(b);
-    }
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            h.update(b"{");
-            h.update((keys.len() as u64).to_le_bytes());
-            for k in keys {
-                bytes(h, b'k', k.as_bytes());
-                if let Some(x) = m.get(k) {
-                    canonical(x, h);
-                }
-            }
-        }
-        Value::Array(xs) => {
-            h.update(b"[");
-            h.update((xs.len() as u64).to_le_bytes());
-            for x in xs {
-                canonical(x, h);
-            }
-        }
-        Value::String(s) => bytes(h, b's', s.as_bytes()),
-        Value::Bool(b) => h.update(if *b { b"t" } else { b"f" }),
-        Value::Null => h.update(b"n"),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                bytes(h, b'i', &i.to_le_bytes());
-            } else if let Some(u) = n.as_u64() {
-                bytes(h, b'u', &u.to_le_bytes());
-            } else {
-                bytes(h, b'f', &n.as_f64().unwrap_or(0.0).to_bits().to_le_bytes());
-            }
-        }
-    }
-}
-
-impl Validators {
-    /// Validators for up to `capacity` distinct schemas.
-    pub fn new(capacity: u64) -> Self {
-        Self {
-            cache: moka::sync::Cache::new(capacity.max(1)),
-            compilations: Arc::new(AtomicU64::new(0)),
+impl Checked {
+    /// Could not be checked, for `why`.
+    pub fn unchecked(why: String) -> Checked {
+        Checked {
+            violations: Vec::new(),
+            unchecked: Some(why),
         }
     }
 
-    /// How many schemas have been compiled so far (cache misses).
-    pub fn compilations(&self) -> u64 {
-        self.compilations.load(Ordering::Relaxed)
+    /// Checked and valid.
+    pub fn is_valid(&self) -> bool {
+        self.violations.is_empty() && self.unchecked.is_none()
     }
+}
 
-    /// The process-wide cache, for code that has no `AppState` at hand
-    /// (tool schemas are compiled once per distinct schema, not per request).
-    pub fn shared() -> &'static Validators {
-        static SHARED: std::sync::OnceLock<Validators> = std::sync::OnceLock::new();
-        SHARED.get_or_init(|| Validators::new(4096))
-    }
-
-    /// The compiled validator for `schema`, compiling it on first use. A
-    /// schema that cannot be compiled is remembered as such.
-    pub fn compile(&self, schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
-        let key = schema_key(schema);
-        let compiled = self.cache.get_with(key, || {
-            self.compilations.fetch_add(1, Ordering::Relaxed);
-            jsonschema::options()
-                .should_validate_formats(true)
-                .build(schema)
-                .map(Arc::new)
-                .map_err(|e| Arc::from(e.to_string()))
-        });
-        compiled.map_err(|e| e.to_string())
-    }
-
-    /// Violations of `instance` against `schema` (empty = valid). A schema
-    /// that cannot be compiled constrains nothing.
-    pub fn validate(&self, schema: &Value, instance: &Value) -> Vec<Violation> {
-        let Ok(v) = self.compile(schema) else {
-            return Vec::new();
-        };
-        v.iter_errors(instance)
-            .map(|e| {
-                let mut pointer = e.instance_path().as_str().to_string();
-                if let jsonschema::error::ValidationErrorKind::Required { property } = e.kind()
-                    && let Some(name) = property.as_str()
-                {
-                    pointer.push('/');
-                    pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
-                }
-                Violation {
-                    pointer,
-                    message: e.to_string(),
-                }
-            })
-            .collect()
-    }
-
-    /// Whether `instance` satisfies `schema`.
-    pub fn is_valid(&self, schema: &Value, instance: &Value) -> bool {
-        match self.compile(schema) {
-            Ok(v) => v.is_valid(instance),
-            Err(_) => true,
-        }
-    }
+/// [`Validators::compile`] on the process-wide cache, for every schema a
+/// client or a policy names: the budget check, then the compilation.
+pub fn admit(schema: &Value) -> Result<std::sync::Arc<Compiled>, SchemaRejected> {
+    Validators::shared().compile(schema)
 }
 
 /// The first `max` violations as one line, e.g.

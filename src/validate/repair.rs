@@ -20,15 +20,18 @@ pub struct RepairOutcome {
     /// Violations after repair; empty = valid. Unparseable text yields one
     /// violation at the root.
     pub violations: Vec<Violation>,
+    /// Why the value could not be checked against the schema, if it could
+    /// not (then it is not valid either).
+    pub unchecked: Option<String>,
     /// Whether the text was cut off (a truncated structure had to be closed,
     /// or it could not be parsed at all and ends inside a structure).
     pub truncated: bool,
 }
 
 impl RepairOutcome {
-    /// Parsed and valid.
+    /// Parsed, checked and valid.
     pub fn is_valid(&self) -> bool {
-        self.value.is_some() && self.violations.is_empty()
+        self.value.is_some() && self.violations.is_empty() && self.unchecked.is_none()
     }
 }
 
@@ -54,20 +57,21 @@ pub fn parse_and_repair(
         return out;
     };
     if let Some(schema) = schema {
-        let mut violations = validators.validate(schema, &value);
-        if repair && !violations.is_empty() {
+        let mut checked = validators.validate(schema, &value);
+        if repair && !checked.violations.is_empty() {
             let mut candidate = value.clone();
             let steps = coerce_to_schema(&mut candidate, schema);
             if !steps.is_empty() {
                 let after = validators.validate(schema, &candidate);
-                if after.len() < violations.len() {
+                if after.unchecked.is_none() && after.violations.len() < checked.violations.len() {
                     value = candidate;
-                    violations = after;
+                    checked = after;
                     out.repairs.extend(steps);
                 }
             }
         }
-        out.violations = violations;
+        out.violations = checked.violations;
+        out.unchecked = checked.unchecked;
     }
     out.value = Some(value);
     out

@@ -7,7 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::{augur_bin, client, free_port};
+use super::{augur_bin, client};
 
 /// A running `augur` binary; killed when dropped.
 pub struct Process {
@@ -17,10 +17,9 @@ pub struct Process {
     /// Base URL of the admin listener.
     pub admin: String,
     pub pid: u32,
-    /// The empty policies/schemas directory used when none was given; kept
-    /// for the process's lifetime, since a policies directory vanishing at
-    /// run time is an error augur reports.
-    _empty: tempfile::TempDir,
+    /// The empty policy/schema directory and the config file, kept for as
+    /// long as the process runs (it watches the policy directory).
+    _files: (tempfile::TempDir, Option<tempfile::NamedTempFile>),
 }
 
 /// Options for [`Process::start`].
@@ -39,7 +38,7 @@ pub struct Start<'a> {
 impl Process {
     /// Start augur and wait until its admin listener answers (at most 10 s).
     pub async fn start(opts: Start<'_>) -> Process {
-        let (port, admin_port) = (free_port(), free_port());
+        let (port, admin_port) = two_free_ports();
         let mut cmd = tokio::process::Command::from(augur_bin());
         cmd.args(["--listen", &format!("127.0.0.1:{port}")])
             .args(["--admin-listen", &format!("127.0.0.1:{admin_port}")])
@@ -83,28 +82,33 @@ impl Process {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        // The config file must outlive the start; the process has read it
-        // by now.
-        drop(config_file);
         Process {
             child,
             url: format!("http://127.0.0.1:{port}"),
             admin,
             pid,
-            _empty: empty,
+            _files: (empty, config_file),
         }
     }
 
     /// Resident set size in bytes (`VmRSS`).
     pub fn rss(&self) -> u64 {
+        self.status_kb("VmRSS:") * 1024
+    }
+
+    /// The largest resident set size so far, in bytes (`VmHWM`).
+    pub fn peak_rss(&self) -> u64 {
+        self.status_kb("VmHWM:") * 1024
+    }
+
+    fn status_kb(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
-        let kb: u64 = status
+        status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse().ok())
-            .unwrap();
-        kb * 1024
+            .unwrap()
     }
 
     /// User plus system CPU time used so far.
@@ -124,6 +128,17 @@ impl Process {
             .unwrap()
             .count()
     }
+}
+
+/// Two distinct ports free at the time of asking (both held while asking,
+/// so they cannot be the same one).
+fn two_free_ports() -> (u16, u16) {
+    let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    (
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    )
 }
 
 /// Clock ticks per second of `/proc/<pid>/stat` times.

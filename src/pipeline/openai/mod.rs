@@ -62,7 +62,12 @@ async fn handle(state: AppState, admitted: Admitted, req: Request) -> Result<Res
     let emulated = native::emulated(&plan);
     native::note_emulation(&parts, emulated);
     let delivery = native::delivery_for(&plan);
-    let (upstream_body, expect) = prepare::prepare(Route::Chat, &translated.body, plan)?;
+    let (upstream_body, expect) = prepare::prepare(
+        Route::Chat,
+        &translated.body,
+        plan,
+        state.config.format_limit,
+    )?;
     let job = native::job(
         &state,
         &admitted,

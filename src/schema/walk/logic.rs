@@ -1,6 +1,8 @@
 //! The logic keywords: `allOf` merged into its parent, `anyOf` with its
 //! sibling keywords moved into each branch and nested `anyOf`s flattened.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::{ANNOTATIONS, Out, Walker, annotations};
@@ -58,6 +60,9 @@ impl Walker<'_> {
             self.note(path, "moved keywords next to anyOf into each branch");
         }
         let mut branches = Vec::new();
+        // Each branch once, told apart by its JSON text (a linear check,
+        // where comparing with every earlier branch would be quadratic).
+        let mut seen: HashSet<String> = HashSet::new();
         for (i, alt) in list.iter().enumerate() {
             let sub = format!("{path}/anyOf/{i}");
             let merged = match alt {
@@ -75,13 +80,13 @@ impl Walker<'_> {
                 Out::Schema(v) => match only_any_of(&v) {
                     Some(inner) => {
                         for b in inner {
-                            if !branches.contains(b) {
+                            if seen.insert(b.to_string()) {
                                 branches.push(b.clone());
                             }
                         }
                     }
                     None => {
-                        if !branches.contains(&v) {
+                        if seen.insert(v.to_string()) {
                             branches.push(v);
                         }
                     }
