@@ -483,3 +483,66 @@ async fn transcription_forms_are_gated_and_forwarded_as_read() {
         "{body}"
     );
 }
+
+/// `augur_tokens_charged_total` from the admin listener.
+async fn tokens_charged(admin: &str) -> u64 {
+    let text = client()
+        .get(format!("{admin}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| l.starts_with("augur_tokens_charged_total"))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A retried request costs both attempts: what augur's own calls report is
+/// charged, not only the counts of the answer the client sees.
+#[tokio::test]
+async fn every_attempt_is_charged() {
+    use common::process::{Process, Start};
+    let fake = FakeOllama::builder().start().await;
+    let policies = tempfile::tempdir().unwrap();
+    std::fs::write(
+        policies.path().join("10-budget.yaml"),
+        "defaults: {rate_limit: {tokens_per_minute: 1000000}}\n",
+    )
+    .unwrap();
+    let augur = Process::start(Start {
+        upstream: &fake.url(),
+        policies: Some(policies.path()),
+        ..Start::default()
+    })
+    .await;
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"},
+        "age": {"type": "integer"}}, "required": ["name", "age"]});
+    let r = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(
+            &json!({"model": "invalid-then-valid", "stream": false, "format": schema,
+            "messages": [{"role": "user", "content": "Who?"}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-augur-attempts"], "2");
+    let v: Value = r.json().await.unwrap();
+    let last = v["prompt_eval_count"].as_u64().unwrap() + v["eval_count"].as_u64().unwrap();
+    let mut charged = 0;
+    for _ in 0..50 {
+        charged = tokens_charged(&augur.admin).await;
+        if charged > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        charged > last,
+        "charged {charged}, the last attempt alone {last}"
+    );
+}

@@ -20,7 +20,9 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 
 use super::splitter::{LineSplitter, LineTooLong};
-use crate::{app::AppState, error::ProxyError, telemetry::Timing, upstream::ClientInfo};
+use crate::{
+    app::AppState, error::ProxyError, limits::Usage, telemetry::Timing, upstream::ClientInfo,
+};
 
 /// What an internal call needs from the client request.
 #[derive(Clone)]
@@ -29,6 +31,19 @@ pub struct CallCtx {
     pub headers: HeaderMap,
     pub client: Option<ClientInfo>,
     pub timing: Option<Arc<Timing>>,
+    /// Where the token counts of every answer are reported, for the
+    /// request's token budgets (retries cost tokens too).
+    pub usage: Option<Arc<Usage>>,
+}
+
+/// Report the token counts of a whole answer or a done chunk.
+fn report_counts(usage: Option<&Arc<Usage>>, answer: &Value) {
+    let Some(usage) = usage else { return };
+    let count = |k: &str| answer.get(k).and_then(Value::as_u64);
+    if let (None, None) = (count("prompt_eval_count"), count("eval_count")) {
+        return;
+    }
+    usage.report(count("prompt_eval_count").unwrap_or(0) + count("eval_count").unwrap_or(0));
 }
 
 impl CallCtx {
@@ -92,6 +107,7 @@ impl CallCtx {
                 message: err.to_string(),
             });
         }
+        report_counts(self.usage.as_ref(), &value);
         Ok(value)
     }
 
@@ -108,10 +124,12 @@ impl CallCtx {
                 .unwrap_or_default();
             return Err(upstream_error(status, &bytes));
         }
-        Ok(Lines::new(
+        let mut lines = Lines::new(
             response.into_body(),
             self.state.config.stream_buffer_limit as usize,
-        ))
+        );
+        lines.usage = self.usage.clone();
+        Ok(lines)
     }
 }
 
@@ -141,6 +159,7 @@ pub struct Lines {
     body: Body,
     splitter: LineSplitter,
     done: bool,
+    usage: Option<Arc<Usage>>,
 }
 
 impl Lines {
@@ -149,7 +168,16 @@ impl Lines {
             body,
             splitter: LineSplitter::new(max_line),
             done: false,
+            usage: None,
         }
+    }
+
+    fn parse(&self, line: Result<Bytes, LineTooLong>) -> Result<Value, ProxyError> {
+        let value = parse_line(line)?;
+        if value.get("done").and_then(Value::as_bool) == Some(true) {
+            report_counts(self.usage.as_ref(), &value);
+        }
+        Ok(value)
     }
 }
 
@@ -175,10 +203,11 @@ impl Stream for Lines {
             if let Some(line) = this.splitter.next_line() {
                 // A line over the limit ends the lines.
                 this.done |= line.is_err();
-                return Poll::Ready(Some(parse_line(line)));
+                return Poll::Ready(Some(this.parse(line)));
             }
             if this.done {
-                return Poll::Ready(this.splitter.finish().map(parse_line));
+                let last = this.splitter.finish();
+                return Poll::Ready(last.map(|l| this.parse(l)));
             }
             match Pin::new(&mut this.body).poll_frame(cx) {
                 Poll::Pending => return Poll::Pending,

@@ -62,13 +62,15 @@ pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ProxyError> {
     }
 }
 
-/// The call context for augur's own upstream calls on behalf of `parts`.
-pub fn call_ctx(state: &AppState, parts: &Parts) -> CallCtx {
+/// The call context for augur's own upstream calls on behalf of an
+/// admitted request.
+pub fn call_ctx(state: &AppState, admitted: &Admitted, parts: &Parts) -> CallCtx {
     CallCtx {
         state: state.clone(),
         headers: parts.headers.clone(),
         client: parts.extensions.get::<ClientInfo>().cloned(),
         timing: parts.extensions.get::<Arc<Timing>>().cloned(),
+        usage: Some(admitted.usage.clone()),
     }
 }
 
@@ -171,7 +173,7 @@ pub fn job(
         None => (String::new(), policy.models.defaults().validate.clone()),
     };
     Job {
-        ctx: call_ctx(state, parts),
+        ctx: call_ctx(state, admitted, parts),
         route,
         body,
         expect,
