@@ -118,8 +118,7 @@ async fn handle(
     let emulated = emulated(&plan);
     note_emulation(&parts, emulated);
     let delivery = delivery_for(&plan);
-    let (upstream_body, expect) =
-        prepare::prepare(route, &body, plan, state.config.format_limit)?;
+    let (upstream_body, expect) = prepare::prepare(route, &body, plan, state.config.format_limit)?;
     let job = job(
         &state,
         &admitted,

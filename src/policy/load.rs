@@ -33,6 +33,40 @@ pub fn load_dir(policies: &Path, schemas: &Path) -> Result<Policy, PolicyError> 
     compile(&read(&files)?, schemas).result
 }
 
+/// Compile policy texts given as `(file name, text)` in merge order, under
+/// the same bounds as files read from a directory (the fuzz targets' way
+/// in, and a way to check a set before writing it).
+pub fn load_texts(files: &[(String, String)], schemas: &Path) -> Result<Policy, PolicyError> {
+    let mut hasher = Sha256::new();
+    let mut total = 0u64;
+    for (name, text) in files {
+        let limit = |message: String| PolicyError::Limit {
+            file: name.clone(),
+            message,
+        };
+        if text.len() as u64 > MAX_FILE_BYTES {
+            return Err(limit(format!(
+                "more than the limit of {MAX_FILE_BYTES} bytes per policy file"
+            )));
+        }
+        total += text.len() as u64;
+        if total > MAX_TOTAL_BYTES {
+            return Err(limit(format!(
+                "policy files together hold more than the limit of {MAX_TOTAL_BYTES} bytes"
+            )));
+        }
+        hasher.update(name.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+    }
+    let texts = Texts {
+        files: files.to_vec(),
+        hash: hasher.finalize().into(),
+    };
+    compile(&texts, schemas).result
+}
+
 /// The texts of a policy set, in merge order, and the hash of them.
 #[derive(Debug)]
 pub(crate) struct Texts {

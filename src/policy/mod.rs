@@ -62,7 +62,7 @@ pub use audit::AuditLog;
 pub use bounds::{MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES};
 pub use compile::POLICY_SCHEMA;
 pub use error::PolicyError;
-pub use load::load_dir;
+pub use load::{load_dir, load_texts};
 pub use model::*;
 pub use rules::{ModelGlob, ModelGlobs, normalize_model_name};
 pub use store::{PolicyStatus, PolicyStore, policies_handler};
