@@ -1,9 +1,12 @@
 //! One error type for the request path, one status table, one place that
 //! turns errors into responses.
 //!
-//! Bodies use Ollama's shape `{"error": "..."}` on native routes and the
+//! Bodies use Ollama's shape `{"error": "..."}` on native routes, the
 //! OpenAI shape `{"error": {"message", "type", "param", "code"}}` under
-//! `/v1/`. Internal details never reach the client; they are logged.
+//! `/v1/`, and Anthropic's `{"type": "error", "error": {"type", "message"},
+//! "request_id"}` on `/v1/messages`, with the error types Ollama's own
+//! OpenAI and Anthropic layers give each status. Internal details never
+//! reach the client; they are logged.
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -15,16 +18,32 @@ pub enum Flavor {
     #[default]
     Ollama,
     OpenAi,
+    Anthropic,
 }
 
 impl Flavor {
     /// The flavor of a request path.
     pub fn of_path(path: &str) -> Self {
-        if path.starts_with("/v1/") {
+        if path == "/v1/messages" || path.starts_with("/v1/messages/") {
+            Flavor::Anthropic
+        } else if path.starts_with("/v1/") {
             Flavor::OpenAi
         } else {
             Flavor::Ollama
         }
+    }
+}
+
+/// Anthropic's error type for a status, as Ollama's Anthropic layer maps it.
+pub fn anthropic_error_type(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        503 | 529 => "overloaded_error",
+        _ => "api_error",
     }
 }
 
@@ -158,6 +177,11 @@ pub fn error_body(status: StatusCode, message: &str, flavor: Flavor) -> String {
             };
             json!({ "error": { "message": message, "type": kind, "param": null, "code": null } })
         }
+        Flavor::Anthropic => json!({
+            "type": "error",
+            "error": { "type": anthropic_error_type(status), "message": message },
+            "request_id": format!("req_{}", uuid::Uuid::new_v4().simple()),
+        }),
     };
     crate::wire::to_go_json(&value)
 }
@@ -168,7 +192,7 @@ pub fn error_response(status: StatusCode, message: &str, flavor: Flavor) -> Resp
     let mut response = (status, body).into_response();
     let content_type = match flavor {
         Flavor::Ollama => "application/json; charset=utf-8",
-        Flavor::OpenAi => "application/json",
+        Flavor::OpenAi | Flavor::Anthropic => "application/json",
     };
     response
         .headers_mut()
@@ -222,6 +246,33 @@ mod tests {
             r#"{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}"#
         );
         assert_eq!(&error_line("cut")[..], b"{\"error\":\"cut\"}\n");
+        let anthropic: serde_json::Value = serde_json::from_str(&error_body(
+            StatusCode::TOO_MANY_REQUESTS,
+            "slow down",
+            Flavor::Anthropic,
+        ))
+        .unwrap();
+        assert_eq!(anthropic["type"], "error");
+        assert_eq!(anthropic["error"]["type"], "rate_limit_error");
+        assert_eq!(anthropic["error"]["message"], "slow down");
+        assert!(
+            anthropic["request_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("req_")
+        );
+        for (status, kind) in [
+            (401, "authentication_error"),
+            (403, "permission_error"),
+            (413, "api_error"),
+            (503, "overloaded_error"),
+            (422, "api_error"),
+        ] {
+            assert_eq!(
+                anthropic_error_type(StatusCode::from_u16(status).unwrap()),
+                kind
+            );
+        }
     }
 
     #[test]

@@ -88,6 +88,7 @@ static OPENAI_MODEL: RouteSpec = RouteSpec {
 };
 static GENERATE: RouteSpec = spec(Class::Model, Flavor::Ollama, MODEL);
 static OPENAI_GENERATE: RouteSpec = spec(Class::Model, Flavor::OpenAi, MODEL);
+static ANTHROPIC_GENERATE: RouteSpec = spec(Class::Model, Flavor::Anthropic, MODEL);
 static PULL_PUSH: RouteSpec = spec(Class::Management, Flavor::Ollama, MODEL_OR_NAME);
 static CHANGE: RouteSpec = RouteSpec {
     changes_models: true,
@@ -129,15 +130,10 @@ pub fn classify(method: &Method, path: &str) -> &'static RouteSpec {
         "/api/tags" | "/api/version" | "/api/ps" if get => &META,
         "/api/show" if post => &SHOW,
         "/api/chat" | "/api/generate" | "/api/embed" | "/api/embeddings" if post => &GENERATE,
-        "/v1/chat/completions"
-        | "/v1/completions"
-        | "/v1/embeddings"
-        | "/v1/responses"
-        | "/v1/messages"
-            if post =>
-        {
+        "/v1/chat/completions" | "/v1/completions" | "/v1/embeddings" | "/v1/responses" if post => {
             &OPENAI_GENERATE
         }
+        "/v1/messages" if post => &ANTHROPIC_GENERATE,
         "/v1/models" if get => &OPENAI_META,
         "/v1/audio/transcriptions" if post => &TRANSCRIBE,
         "/api/pull" if post => &CHANGE,
