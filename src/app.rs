@@ -25,114 +25,11 @@ use hyper_util::{
     server::{conn::auto, graceful::GracefulShutdown},
     service::TowerToHyperService,
 };
-use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::{net::TcpListener, sync::watch};
 use tower::ServiceExt;
 
-use crate::{
-    config::Config,
-    error::ProxyError,
-    limits::Limits,
-    passthrough,
-    pipeline::capabilities::Capabilities,
-    policy::{AuditLog, Policy, PolicyStore},
-    upstream::Upstream,
-    validate::Validators,
-};
-
-/// Everything a request may need; one pointer, cheap to clone.
-#[derive(Clone)]
-pub struct AppState(Arc<Shared>);
-
-impl std::ops::Deref for AppState {
-    type Target = Shared;
-
-    fn deref(&self) -> &Shared {
-        &self.0
-    }
-}
-
-/// The state behind an [`AppState`].
-pub struct Shared {
-    pub config: Arc<Config>,
-    pub upstream: Upstream,
-    pub policies: Arc<PolicyStore>,
-    pub limits: Limits,
-    pub audit: AuditLog,
-    pub metrics: Option<PrometheusHandle>,
-    pub capabilities: Capabilities,
-    pub validators: Validators,
-}
-
-impl AppState {
-    /// Build the state with a fixed initial policy (tests, embedding).
-    pub fn new(
-        config: Config,
-        policy: Policy,
-        metrics: Option<PrometheusHandle>,
-    ) -> Result<Self, ProxyError> {
-        let store = PolicyStore::with_policy(policy, &config.policies, &config.schemas);
-        Self::with_store(config, store, metrics)
-    }
-
-    /// Build the state from the startup config and a loaded policy store.
-    pub fn with_store(
-        config: Config,
-        store: PolicyStore,
-        metrics: Option<PrometheusHandle>,
-    ) -> Result<Self, ProxyError> {
-        let upstream = Upstream::new(
-            config.upstream.clone(),
-            config.connect_timeout,
-            config.first_byte_timeout,
-            config.idle_timeout,
-        )?;
-        let capabilities = Capabilities::new(
-            &config.upstream,
-            config.capabilities_ttl,
-            config.first_byte_timeout,
-        )?;
-        // Before the first schema is compiled: the caches are sized once.
-        crate::validate::set_cache_budget(config.schema_cache_bytes);
-        Ok(Self(Arc::new(Shared {
-            config: Arc::new(config),
-            upstream,
-            policies: Arc::new(store),
-            limits: Limits::new(),
-            audit: AuditLog::spawn(),
-            metrics,
-            capabilities,
-            validators: Validators::shared().clone(),
-        })))
-    }
-
-    /// The same state with its own upstream connection pool, for a worker
-    /// thread that runs its own event loop.
-    pub fn for_worker(&self) -> Result<Self, ProxyError> {
-        let c = &self.config;
-        let upstream = Upstream::new(
-            c.upstream.clone(),
-            c.connect_timeout,
-            c.first_byte_timeout,
-            c.idle_timeout,
-        )?;
-        Ok(Self(Arc::new(Shared {
-            config: self.config.clone(),
-            upstream,
-            policies: self.policies.clone(),
-            limits: self.limits.clone(),
-            audit: self.audit.clone(),
-            metrics: self.metrics.clone(),
-            capabilities: self.capabilities.clone(),
-            validators: self.validators.clone(),
-        })))
-    }
-
-    /// The policy snapshot a new request runs under.
-    pub fn policy(&self) -> Arc<Policy> {
-        self.policies.snapshot()
-    }
-}
+pub use crate::state::AppState;
+use crate::{config::Config, passthrough};
 
 /// The proxy: the routes inside admission, inside the telemetry service.
 pub type Proxy = crate::telemetry::Telemetry<crate::ingress::Ingress<Router>>;

@@ -33,6 +33,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod schema;
 pub mod shutdown;
+pub mod state;
 pub mod surface;
 pub mod telemetry;
 pub mod tools;

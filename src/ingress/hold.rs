@@ -18,7 +18,7 @@ use crate::{
         self, Usage,
         usage::{counts_in, estimate_from_bytes},
     },
-    pipeline::capabilities::Capabilities,
+    upstream::capabilities::Capabilities,
 };
 
 /// How much of the end of an answer is kept to read its token counts.

@@ -5,7 +5,6 @@
 pub mod advertise;
 pub mod attempts;
 pub mod call;
-pub mod capabilities;
 pub mod checks;
 pub mod flows;
 pub mod native;

@@ -13,7 +13,7 @@ use crate::{
     tools::{ToolChoice, ToolSet},
 };
 
-use super::capabilities::Capabilities;
+use crate::upstream::capabilities::Capabilities;
 
 /// Which native route a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@
 //! when nothing of it was sent yet, and an aborted connection otherwise
 //! (see `guard.rs`).
 
+pub mod capabilities;
 mod guard;
 mod pool;
 
