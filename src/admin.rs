@@ -12,7 +12,7 @@ use axum::{
 };
 use http_body_util::Empty;
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// The admin router.
 pub fn router(state: AppState) -> Router {

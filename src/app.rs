@@ -12,7 +12,7 @@
 //!    [`crate::ingress::Admitted`], holds the admission until the response
 //!    body ends;
 //! 4. the routes: the body-aware pipeline for chat/generate/show/tags and
-//!    [`crate::passthrough::handle`] for everything else.
+//!    [`crate::surface::passthrough::handle`] for everything else.
 //!
 //! Each worker thread runs its own single-threaded event loop with its own
 //! listener (`SO_REUSEPORT`) and its own upstream connections.
@@ -28,8 +28,8 @@ use hyper_util::{
 use tokio::{net::TcpListener, sync::watch};
 use tower::ServiceExt;
 
+use crate::config::Config;
 pub use crate::state::AppState;
-use crate::{config::Config, passthrough};
 
 /// The proxy: the routes inside admission, inside the telemetry service.
 pub type Proxy = crate::telemetry::Telemetry<crate::ingress::Ingress<Router>>;
@@ -38,29 +38,29 @@ pub type Proxy = crate::telemetry::Telemetry<crate::ingress::Ingress<Router>>;
 /// and [`crate::telemetry::TelemetryLayer`] (one wrapper each per request,
 /// rather than one per route).
 pub fn router(state: AppState) -> Proxy {
-    use crate::pipeline::native;
-    use axum::routing::post;
+    use crate::surface::{advertise, ollama, openai, passthrough};
+    use axum::routing::{get, post};
     use tower::Layer as _;
     let routes = Router::new()
         .route(
             "/api/chat",
-            post(native::chat).fallback(passthrough::handle),
+            post(ollama::chat).fallback(passthrough::handle),
         )
         .route(
             "/api/generate",
-            post(native::generate).fallback(passthrough::handle),
+            post(ollama::generate).fallback(passthrough::handle),
         )
         .route(
             "/v1/chat/completions",
-            post(crate::pipeline::openai::chat_completions).fallback(passthrough::handle),
+            post(openai::chat_completions).fallback(passthrough::handle),
         )
         .route(
             "/api/show",
-            post(crate::pipeline::advertise::show).fallback(passthrough::handle),
+            post(advertise::show).fallback(passthrough::handle),
         )
         .route(
             "/api/tags",
-            axum::routing::get(crate::pipeline::advertise::tags).fallback(passthrough::handle),
+            get(advertise::tags).fallback(passthrough::handle),
         )
         .fallback(passthrough::handle)
         .with_state(state.clone());

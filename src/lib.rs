@@ -18,7 +18,7 @@
 //!
 //! Stages 1-3 run in one layer ([`ingress`]) in front of every route, so
 //! no handler can skip them. Routes that need none of stages 4-8 are
-//! forwarded byte for byte by [`passthrough`].
+//! forwarded byte for byte by [`surface::passthrough`].
 
 pub mod admin;
 pub mod app;
@@ -28,7 +28,6 @@ pub mod error;
 pub mod format;
 pub mod ingress;
 pub mod limits;
-pub mod passthrough;
 pub mod pipeline;
 pub mod policy;
 pub mod schema;

@@ -192,17 +192,11 @@ pub(super) fn hold(response: Response, hold: Hold) -> Response {
         // Nothing to wait for.
         return Response::from_parts(parts, body);
     }
-    let content_type = parts
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let shape = if content_type.starts_with("application/x-ndjson") {
-        Shape::Lines
-    } else if content_type.starts_with("text/event-stream") {
-        Shape::Events
-    } else {
-        Shape::Whole
+    use crate::wire::content::BodyKind;
+    let shape = match BodyKind::of(parts.headers.get(http::header::CONTENT_TYPE)) {
+        BodyKind::Ndjson => Shape::Lines,
+        BodyKind::Sse => Shape::Events,
+        BodyKind::Whole => Shape::Whole,
     };
     let settlement = Settlement {
         admission: hold.admission,

@@ -41,10 +41,10 @@ use futures_util::future::BoxFuture;
 use http::{Method, Uri, request::Parts};
 
 use crate::{
-    app::AppState,
     error::{Flavor, ProxyError},
     limits::{self, Principal, Usage},
     policy::{ModelPolicy, Policy, normalize_model_name},
+    state::AppState,
     telemetry::Timing,
     upstream::ClientInfo,
     wire::path,

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::splitter::{LineSplitter, LineTooLong};
 use crate::{
-    app::AppState, error::ProxyError, limits::Usage, telemetry::Timing, upstream::ClientInfo,
+    error::ProxyError, limits::Usage, state::AppState, telemetry::Timing, upstream::ClientInfo,
 };
 
 /// What an internal call needs from the client request.

@@ -1,16 +1,200 @@
-//! The body-aware request path: `/api/chat`, `/api/generate`,
-//! `/v1/chat/completions`, and the capability-bearing `/api/show` and
-//! `/api/tags`.
+//! Stages 4-9 for every generation surface, in one function.
+//!
+//! A surface (Ollama's native routes, OpenAI chat, OpenAI Responses,
+//! Anthropic Messages) translates its request into an [`Exchange`]: an
+//! Ollama `/api/chat` or `/api/generate` body (messages, tools,
+//! tool_choice, format, think, options, stream). [`run`] then decides what
+//! augur changes (normalize `format`, emulate tools or thinking, validate),
+//! and either says the client's own bytes should go upstream as they came
+//! ([`Outcome::Forward`]) or runs the changed request through the upstream,
+//! validating, repairing and retrying, and hands back Ollama-shaped output
+//! for the surface to render ([`Outcome::Output`]).
+//!
+//! ```text
+//! plan     = plan::decide(exchange, model policy, capabilities)   // 4 normalize, 5 emulate?
+//! if plan.is_passthrough() { return Forward }
+//! (body, expect) = prepare::prepare(exchange, plan)               // 4-5 rewrite
+//! output = flows::run(job(body, expect), delivery)                // 6 forward, 7 validate /
+//!                                                                 // repair / retry, 8 synthesize,
+//!                                                                 // 9 deliver (whole or streamed)
+//! ```
 
-pub mod advertise;
 pub mod attempts;
 pub mod call;
 pub mod checks;
 pub mod flows;
-pub mod native;
-pub mod openai;
 pub mod output;
 pub mod plan;
 pub mod prepare;
 pub mod splitter;
 pub mod stream_tools;
+
+use std::sync::Arc;
+
+use http::request::Parts;
+use serde_json::{Map, Value};
+
+use crate::{
+    error::ProxyError,
+    limits::Usage,
+    policy::{ModelPolicy, Policy},
+    state::AppState,
+    telemetry::Timing,
+    upstream::ClientInfo,
+};
+
+use call::CallCtx;
+use flows::{Delivery, Job};
+use output::Output;
+use plan::Route;
+
+/// What a surface asks of the pipeline.
+pub struct Exchange {
+    /// The upstream route the body is for.
+    pub route: Route,
+    /// An Ollama `/api/chat` or `/api/generate` request body.
+    pub body: Map<String, Value>,
+    /// Whether the surface streams when the body does not say.
+    pub stream_default: bool,
+}
+
+/// Who and what an exchange runs for, as admission established it.
+pub struct Context<'a> {
+    pub state: &'a AppState,
+    /// The client request's head: its headers go upstream with augur's own
+    /// calls; its extensions hold the client's address and timing.
+    pub parts: &'a Parts,
+    /// The request's one policy snapshot.
+    pub policy: &'a Arc<Policy>,
+    /// The model as the client wrote it (sent upstream unchanged).
+    pub model: &'a str,
+    /// The model's resolved settings.
+    pub model_policy: &'a ModelPolicy,
+    /// Who sent the request (an API key id or "anonymous"), for the audit log.
+    pub principal: &'a str,
+    /// Where the token counts of augur's own calls are reported.
+    pub usage: &'a Arc<Usage>,
+}
+
+/// What the pipeline made of an exchange.
+pub enum Outcome {
+    /// Nothing to change: forward the client's own bytes.
+    Forward,
+    /// The answer, Ollama-shaped, for the surface to render.
+    Output(Output),
+}
+
+/// Run stages 4-9 for `exchange`.
+pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyError> {
+    let Exchange {
+        route,
+        body,
+        stream_default,
+    } = exchange;
+    if is_load_request(route, &body) {
+        return Ok(Outcome::Forward);
+    }
+    let plan = plan::decide(
+        route,
+        &body,
+        cx.model,
+        cx.model_policy,
+        &cx.state.capabilities,
+        stream_default,
+    )
+    .await?;
+    if plan.is_passthrough() {
+        return Ok(Outcome::Forward);
+    }
+    let emulated = emulated(&plan);
+    note_emulation(cx.parts, emulated);
+    let delivery = delivery_for(&plan);
+    let (upstream_body, expect) =
+        prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
+    let job = job(&cx, route, upstream_body, expect, emulated);
+    Ok(Outcome::Output(flows::run(job, delivery).await?))
+}
+
+/// What a planned request emulates, for headers, logs and metrics.
+fn emulated(plan: &plan::Plan) -> Option<&'static str> {
+    if plan.tools.is_some() {
+        Some("tools")
+    } else if plan.think {
+        Some("thinking")
+    } else {
+        None
+    }
+}
+
+/// Count an emulation and note it in the access log.
+fn note_emulation(parts: &Parts, emulated: Option<&'static str>) {
+    let Some(what) = emulated else { return };
+    if let Some(t) = parts.extensions.get::<Arc<Timing>>() {
+        t.set_note(if what == "tools" {
+            "emulated_tools"
+        } else {
+            "emulated_thinking"
+        });
+    }
+    metrics::counter!("augur_emulations_total", "kind" => what).increment(1);
+}
+
+/// The stages 6-9 job for a prepared request.
+fn job(
+    cx: &Context<'_>,
+    route: Route,
+    body: Map<String, Value>,
+    expect: attempts::Expect,
+    emulated: Option<&'static str>,
+) -> Job {
+    let state = cx.state;
+    Job {
+        ctx: CallCtx {
+            state: state.clone(),
+            headers: cx.parts.headers.clone(),
+            client: cx.parts.extensions.get::<ClientInfo>().cloned(),
+            timing: cx.parts.extensions.get::<Arc<Timing>>().cloned(),
+            usage: Some(cx.usage.clone()),
+        },
+        route,
+        body,
+        expect,
+        validate: cx.model_policy.validate.clone(),
+        validators: state.validators.clone(),
+        emulated,
+        audit: cx.policy.audit.path.as_ref().map(|_| flows::Audit {
+            log: state.audit.clone(),
+            policy: cx.policy.audit.clone(),
+            principal: cx.principal.to_string(),
+            model: cx.model.to_string(),
+        }),
+    }
+}
+
+/// How the answer of a planned request is delivered.
+fn delivery_for(plan: &plan::Plan) -> Delivery {
+    use crate::policy::StreamMode;
+    if !plan.stream {
+        Delivery::Whole
+    } else if plan.tools.is_some() {
+        Delivery::Tools
+    } else if plan.think || (plan.validate && plan.stream_mode == StreamMode::Buffer) {
+        Delivery::Buffered
+    } else {
+        Delivery::Pass
+    }
+}
+
+/// Empty `messages` / `prompt`: Ollama just loads (or unloads) the model.
+fn is_load_request(route: Route, body: &Map<String, Value>) -> bool {
+    match route {
+        Route::Chat => body
+            .get("messages")
+            .and_then(Value::as_array)
+            .is_none_or(|m| m.is_empty()),
+        Route::Generate => body
+            .get("prompt")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty),
+    }
+}

@@ -131,7 +131,8 @@ where
             .insert(REQUEST_ID.clone(), finish.request_id.clone());
         finish.status = parts.status.as_u16();
         finish.streaming =
-            crate::upstream::is_stream(parts.headers.get(http::header::CONTENT_TYPE));
+            crate::wire::content::BodyKind::of(parts.headers.get(http::header::CONTENT_TYPE))
+                .is_stream();
         if finish.streaming {
             STREAMS_IN_FLIGHT.with(|g| g.increment(1.0));
         }

@@ -46,13 +46,10 @@ pub(super) enum Terminator {
 
 impl Terminator {
     pub(super) fn for_content_type(ct: Option<&HeaderValue>) -> Self {
-        let ct = ct.and_then(|v| v.to_str().ok()).unwrap_or("");
-        if ct.starts_with("application/x-ndjson") {
-            Terminator::Ndjson
-        } else if ct.starts_with("text/event-stream") {
-            Terminator::Sse
-        } else {
-            Terminator::None
+        match crate::wire::content::BodyKind::of(ct) {
+            crate::wire::content::BodyKind::Ndjson => Terminator::Ndjson,
+            crate::wire::content::BodyKind::Sse => Terminator::Sse,
+            crate::wire::content::BodyKind::Whole => Terminator::None,
         }
     }
 

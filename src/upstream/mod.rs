@@ -240,11 +240,6 @@ fn describe(e: &hyper::Error) -> ProxyError {
     ProxyError::UpstreamUnavailable(detail)
 }
 
-/// Whether a response of content type `ct` is a stream (NDJSON or SSE).
-pub fn is_stream(ct: Option<&HeaderValue>) -> bool {
-    Terminator::for_content_type(ct) != Terminator::None
-}
-
 /// Hop-by-hop headers (RFC 9110 §7.6.1) are for one connection only.
 const HOP_BY_HOP: [HeaderName; 8] = [
     header::CONNECTION,

@@ -3,6 +3,7 @@
 //! reads them, model names as Ollama resolves them, and the size of a
 //! JSON value.
 
+pub mod content;
 pub mod gojson;
 pub mod model_name;
 pub mod path;

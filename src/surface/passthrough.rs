@@ -11,9 +11,9 @@ use axum::{
 };
 
 use crate::{
-    app::AppState,
     error::ProxyError,
     ingress::{Admitted, BodyLimit},
+    state::AppState,
     telemetry::Timing,
     upstream::ClientInfo,
 };

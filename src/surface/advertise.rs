@@ -13,11 +13,11 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 
 use crate::{
-    app::AppState,
     error::ProxyError,
     ingress::Admitted,
-    passthrough,
     policy::{EmulateTools, Policy},
+    state::AppState,
+    surface::passthrough,
 };
 
 /// `POST /api/show`.

@@ -1,0 +1,58 @@
+//! What a response's `Content-Type` says about its body: one JSON value,
+//! an NDJSON stream (Ollama's native streams) or server-sent events
+//! (OpenAI's and Anthropic's streams).
+
+use http::HeaderValue;
+
+/// The kind of body a content type announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// `application/x-ndjson`: one JSON value per line.
+    Ndjson,
+    /// `text/event-stream`.
+    Sse,
+    /// Anything else: one whole body.
+    Whole,
+}
+
+impl BodyKind {
+    /// The kind announced by `content_type`.
+    pub fn of(content_type: Option<&HeaderValue>) -> Self {
+        let ct = content_type
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .trim_start();
+        if starts_with_ignore_case(ct, "application/x-ndjson") {
+            BodyKind::Ndjson
+        } else if starts_with_ignore_case(ct, "text/event-stream") {
+            BodyKind::Sse
+        } else {
+            BodyKind::Whole
+        }
+    }
+
+    /// Whether the body is a stream of lines or events.
+    pub fn is_stream(self) -> bool {
+        self != BodyKind::Whole
+    }
+}
+
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types_are_classified() {
+        let kind = |ct: &'static str| BodyKind::of(Some(&HeaderValue::from_static(ct)));
+        assert_eq!(kind("application/x-ndjson"), BodyKind::Ndjson);
+        assert_eq!(kind("text/event-stream; charset=utf-8"), BodyKind::Sse);
+        assert_eq!(kind("Text/Event-Stream"), BodyKind::Sse);
+        assert_eq!(kind("application/json; charset=utf-8"), BodyKind::Whole);
+        assert_eq!(BodyKind::of(None), BodyKind::Whole);
+        assert!(kind("application/x-ndjson").is_stream());
+    }
+}
