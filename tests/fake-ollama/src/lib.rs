@@ -47,8 +47,10 @@ mod manage;
 mod native;
 mod openai;
 mod plan;
+mod responses;
 mod routes;
 pub mod schema;
+mod surface;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet, VecDeque};
