@@ -41,6 +41,7 @@
 //! `tool_calls`, then the done chunk); `qwen3` thinks first unless `think:false`. Scripted
 //! replies ([`Builder::script`]) take precedence over all content rules.
 
+mod anthropic;
 mod catalog;
 mod faults;
 mod manage;

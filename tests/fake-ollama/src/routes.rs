@@ -12,7 +12,9 @@ use axum::response::Response;
 use axum::routing::{delete, get, head, post};
 use bytes::Bytes;
 
-use crate::{RecordedRequest, Shared, catalog, lock, manage, native, openai, responses, wire};
+use crate::{
+    RecordedRequest, Shared, anthropic, catalog, lock, manage, native, openai, responses, wire,
+};
 
 async fn record(State(st): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let c = &st.counters;
@@ -76,6 +78,7 @@ pub(crate) fn router(st: Arc<Shared>) -> Router {
         .route("/v1/completions", post(openai::completions))
         .route("/v1/embeddings", post(openai::embeddings))
         .route("/v1/responses", post(responses::create))
+        .route("/v1/messages", post(anthropic::create))
         .route("/v1/models", get(openai::models))
         .route("/v1/models/{*model}", get(openai::model))
         .fallback(|| async { wire::respond(404, "text/plain", "404 page not found") })
