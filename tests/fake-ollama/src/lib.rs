@@ -15,7 +15,8 @@
 //! Models: `llama3.2` (completion, tools), `gemma3` (completion, vision), `qwen3` (completion,
 //! tools, thinking) and the fault models of [`FAULT_MODELS`] (completion only):
 //! `slow-first-byte`, `slow-stream`, `stream-cut`, `error-500`, `bad-json`, `truncated`,
-//! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`, `reject-schema`:
+//! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`, `reject-schema`, `dribble`,
+//! `mid-cut`:
 //!
 //! - `slow-first-byte`: sleeps `SLOW_MS` (default 2000 ms) before the response head.
 //! - `slow-stream`: 200 ms between chunks. `stream-cut`: 3 chunks, then the connection is
@@ -25,8 +26,9 @@
 //! - `truncated`: the format answer cut at two thirds, `done_reason` `length`.
 //! - `invalid-then-valid`: alternates per model, starting with parseable but schema-invalid
 //!   JSON (first required property missing), then a valid instance.
-//! - `long-stream`: `options.num_predict` (default 100) chunks of `"tok "`, spaced by the
-//!   fake-only `options.interval_ms` (default: the builder's chunk delay).
+//! - `long-stream`: `options.num_predict` (default 100; `max_output_tokens` on `/v1/responses`,
+//!   `max_tokens` on `/v1/messages`) chunks of `"tok "`, spaced by the fake-only
+//!   `options.interval_ms` (default: the builder's chunk delay).
 //! - `echo`: content = the request body as received (compact JSON).
 //! - `tool-json`: content = the last user message, streamed in 3-character pieces.
 //! - `dribble`, `mid-cut`: slow answers whose responses are logged, and bodies cut in the
@@ -40,6 +42,27 @@
 //! call of the first tool (classic-engine shape: a `done:false` chunk with `content:""` and
 //! `tool_calls`, then the done chunk); `qwen3` thinks first unless `think:false`. Scripted
 //! replies ([`Builder::script`]) take precedence over all content rules.
+//!
+//! Endpoints: `/`, `/api/version`, `/api/tags`, `/api/ps`, `/api/show`, `/api/chat`,
+//! `/api/generate`, `/api/embed`, `/api/embeddings`, `/api/pull`, `/api/push`, `/api/create`,
+//! `/api/copy`, `/api/delete`, `HEAD`/`POST /api/blobs/:digest`; the OpenAI-compatible
+//! `/v1/chat/completions`, `/v1/completions`, `/v1/embeddings`, `/v1/models[/:model]`; and the
+//! two surfaces Ollama serves in front of its chat handler, which run the same chat planning
+//! (content, thinking, tool calls, `format` instances, scripts, every fault model) and render
+//! it in their own shapes, whole or as SSE `event:`/`data:` frames, with errors in their own
+//! error shapes (a model without tools given tools: Ollama's 400 `… does not support tools`;
+//! an unknown model: 404; the middleware's own checks: 400 with Ollama's texts):
+//!
+//! - `POST /v1/responses` (OpenAI Responses): `input` (a string or an item history),
+//!   `instructions`, function `tools`, `reasoning.effort` (→ `think`), `max_output_tokens`
+//!   (→ `num_predict`), a `json_schema` `text.format` (→ `format`). A response object with a
+//!   reasoning item, then the function calls or a message; or its events, each with a
+//!   `sequence_number`. The status is always `completed`, even when `max_output_tokens` cut it.
+//! - `POST /v1/messages` (Anthropic Messages): requires `model`, a positive `max_tokens`
+//!   (→ `num_predict`) and `messages`; `thinking` and `output_config.effort` (→ `think`) are
+//!   dropped rather than refused for a model that cannot think. A message of `thinking`, `text`
+//!   and `tool_use` blocks with `stop_reason` `end_turn`, `max_tokens` or `tool_use`; or its
+//!   events (one `input_json_delta` per tool call, no `ping`).
 
 mod anthropic;
 mod catalog;

@@ -6,6 +6,9 @@
 //! answers with thinking *relaxed*: a model without the thinking capability asked to think
 //! answers without thinking instead of refusing. The answer is written as a message
 //! ([`render`]) or its stream of events; errors take Anthropic's error shape.
+//!
+//! A built-in `web_search_*` tool is declared to the model as Ollama declares it, but the fake
+//! runs no search: a call of it comes back as an ordinary `tool_use` block.
 
 mod render;
 mod tokens;

@@ -5,6 +5,9 @@
 //! `num_predict`, a `json_schema` text format the `format`), the chat handler answers, and the
 //! answer is written as a response object ([`render`]) or as its stream of events. Errors take
 //! the OpenAI error shape.
+//!
+//! A built-in `web_search` tool is declared to the model as Ollama declares it, but the fake
+//! runs no search: a call of it comes back as an ordinary function call.
 
 mod render;
 mod stream;
