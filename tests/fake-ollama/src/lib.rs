@@ -15,7 +15,8 @@
 //! Models: `llama3.2` (completion, tools), `gemma3` (completion, vision), `qwen3` (completion,
 //! tools, thinking) and the fault models of [`FAULT_MODELS`] (completion only):
 //! `slow-first-byte`, `slow-stream`, `stream-cut`, `error-500`, `bad-json`, `truncated`,
-//! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`, `reject-schema`:
+//! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`, `reject-schema`, `dribble`,
+//! `mid-cut`:
 //!
 //! - `slow-first-byte`: sleeps `SLOW_MS` (default 2000 ms) before the response head.
 //! - `slow-stream`: 200 ms between chunks. `stream-cut`: 3 chunks, then the connection is
@@ -25,8 +26,9 @@
 //! - `truncated`: the format answer cut at two thirds, `done_reason` `length`.
 //! - `invalid-then-valid`: alternates per model, starting with parseable but schema-invalid
 //!   JSON (first required property missing), then a valid instance.
-//! - `long-stream`: `options.num_predict` (default 100) chunks of `"tok "`, spaced by the
-//!   fake-only `options.interval_ms` (default: the builder's chunk delay).
+//! - `long-stream`: `options.num_predict` (default 100; `max_output_tokens` on `/v1/responses`,
+//!   `max_tokens` on `/v1/messages`) chunks of `"tok "`, spaced by the fake-only
+//!   `options.interval_ms` (default: the builder's chunk delay).
 //! - `echo`: content = the request body as received (compact JSON).
 //! - `tool-json`: content = the last user message, streamed in 3-character pieces.
 //! - `dribble`, `mid-cut`: slow answers whose responses are logged, and bodies cut in the
@@ -40,14 +42,39 @@
 //! call of the first tool (classic-engine shape: a `done:false` chunk with `content:""` and
 //! `tool_calls`, then the done chunk); `qwen3` thinks first unless `think:false`. Scripted
 //! replies ([`Builder::script`]) take precedence over all content rules.
+//!
+//! Endpoints: `/`, `/api/version`, `/api/tags`, `/api/ps`, `/api/show`, `/api/chat`,
+//! `/api/generate`, `/api/embed`, `/api/embeddings`, `/api/pull`, `/api/push`, `/api/create`,
+//! `/api/copy`, `/api/delete`, `HEAD`/`POST /api/blobs/:digest`; the OpenAI-compatible
+//! `/v1/chat/completions`, `/v1/completions`, `/v1/embeddings`, `/v1/models[/:model]`; and the
+//! two surfaces Ollama serves in front of its chat handler, which run the same chat planning
+//! (content, thinking, tool calls, `format` instances, scripts, every fault model) and render
+//! it in their own shapes, whole or as SSE `event:`/`data:` frames, with errors in their own
+//! error shapes (a model without tools given tools: Ollama's 400 `… does not support tools`;
+//! an unknown model: 404; the middleware's own checks: 400 with Ollama's texts):
+//!
+//! - `POST /v1/responses` (OpenAI Responses): `input` (a string or an item history),
+//!   `instructions`, function `tools`, `reasoning.effort` (→ `think`), `max_output_tokens`
+//!   (→ `num_predict`), a `json_schema` `text.format` (→ `format`). A response object with a
+//!   reasoning item, then the function calls or a message; or its events, each with a
+//!   `sequence_number`. The status is always `completed`, even when `max_output_tokens` cut it.
+//! - `POST /v1/messages` (Anthropic Messages): requires `model`, a positive `max_tokens`
+//!   (→ `num_predict`) and `messages`; `thinking` and `output_config.effort` (→ `think`) are
+//!   dropped rather than refused for a model that cannot think. A message of `thinking`, `text`
+//!   and `tool_use` blocks with `stop_reason` `end_turn`, `max_tokens` or `tool_use`; or its
+//!   events (one `input_json_delta` per tool call, no `ping`).
 
+mod anthropic;
 mod catalog;
 mod faults;
 mod manage;
 mod native;
 mod openai;
 mod plan;
+mod responses;
+mod routes;
 pub mod schema;
+mod surface;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -56,13 +83,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method};
-use axum::middleware::{self, Next};
-use axum::response::Response;
-use axum::routing::{delete, get, head, post};
 use bytes::Bytes;
 
 pub use catalog::FAULT_MODELS;
@@ -210,7 +231,7 @@ impl Builder {
         });
         let listener = tokio::net::TcpListener::bind(self.listen).await?;
         let addr = listener.local_addr()?;
-        let app = router(shared.clone());
+        let app = routes::router(shared.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let accepted = counters.clone();
         let listener = axum::serve::ListenerExt::tap_io(listener, move |_| {
@@ -354,75 +375,4 @@ impl Drop for FakeOllama {
             task.abort();
         }
     }
-}
-
-async fn record(State(st): State<Arc<Shared>>, req: Request, next: Next) -> Response {
-    let c = &st.counters;
-    c.total.fetch_add(1, Ordering::Relaxed);
-    let path = req.uri().path();
-    {
-        let mut per = lock(&c.per_path);
-        match per.get_mut(path) {
-            Some(n) => *n += 1,
-            None => {
-                per.insert(path.to_owned(), 1);
-            }
-        }
-    }
-    if !st.record {
-        return next.run(req).await;
-    }
-    let path = path.to_owned();
-    let (parts, body) = req.into_parts();
-    let keep_body = !path.starts_with("/api/blobs/");
-    let (bytes, body) = if keep_body {
-        match axum::body::to_bytes(body, usize::MAX).await {
-            Ok(b) => (b.clone(), Body::from(b)),
-            Err(_) => return wire::empty(400),
-        }
-    } else {
-        (Bytes::new(), body)
-    };
-    let rec = RecordedRequest {
-        method: parts.method.clone(),
-        uri: parts.uri.to_string(),
-        headers: parts.headers.clone(),
-        body: bytes,
-    };
-    lock(&c.last_by_path).insert(path, rec.clone());
-    *lock(&c.last) = Some(rec);
-    next.run(Request::from_parts(parts, body)).await
-}
-
-fn router(st: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/", get(catalog::root).head(catalog::root))
-        .route("/api/version", get(catalog::version))
-        .route("/api/tags", get(catalog::tags))
-        .route("/api/ps", get(catalog::ps))
-        .route("/api/show", post(catalog::show))
-        .route("/api/chat", post(native::chat))
-        .route("/api/generate", post(native::generate))
-        .route("/api/embed", post(manage::embed))
-        .route("/api/embeddings", post(manage::embeddings))
-        .route("/api/pull", post(manage::pull))
-        .route("/api/push", post(manage::push))
-        .route("/api/create", post(manage::create))
-        .route("/api/copy", post(manage::copy))
-        .route("/api/delete", delete(manage::delete))
-        .route(
-            "/api/blobs/{digest}",
-            head(manage::blob_head).post(manage::blob_upload),
-        )
-        .route("/v1/chat/completions", post(openai::chat))
-        .route("/v1/completions", post(openai::completions))
-        .route("/v1/embeddings", post(openai::embeddings))
-        .route("/v1/models", get(openai::models))
-        .route("/v1/models/{*model}", get(openai::model))
-        .fallback(|| async { wire::respond(404, "text/plain", "404 page not found") })
-        .method_not_allowed_fallback(|| async {
-            wire::respond(405, "text/plain", "405 method not allowed")
-        })
-        .layer(middleware::from_fn_with_state(st.clone(), record))
-        .with_state(st)
 }

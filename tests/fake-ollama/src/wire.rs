@@ -176,6 +176,11 @@ pub fn parse_body(b: &[u8], go_type: &str) -> Result<serde_json::Value, ApiError
     if b.is_empty() {
         return Err(ApiError::new(400, "missing request body"));
     }
+    parse_json(b, &format!("api.{go_type}"))
+}
+
+/// [`parse_body`] for a non-empty body decoded into the Go type `qualified` (`pkg.Type`).
+pub fn parse_json(b: &[u8], qualified: &str) -> Result<serde_json::Value, ApiError> {
     let v: serde_json::Value = serde_json::from_slice(b).map_err(|e| {
         if e.is_eof() {
             return ApiError::new(400, "unexpected EOF");
@@ -202,7 +207,7 @@ pub fn parse_body(b: &[u8], go_type: &str) -> Result<serde_json::Value, ApiError
     };
     Err(ApiError::new(
         400,
-        format!("json: cannot unmarshal {kind} into Go value of type api.{go_type}"),
+        format!("json: cannot unmarshal {kind} into Go value of type {qualified}"),
     ))
 }
 
