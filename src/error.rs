@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::json;
 
+pub use crate::wire::upstream_error::UpstreamKind;
+
 /// Which error body shape a route speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Flavor {
@@ -47,6 +49,18 @@ pub fn anthropic_error_type(status: StatusCode) -> &'static str {
     }
 }
 
+impl ProxyError {
+    /// An error the upstream answered with `status` and `message`.
+    pub fn upstream(status: StatusCode, message: String) -> Self {
+        let kind = crate::wire::upstream_error::classify(status, &message);
+        ProxyError::Upstream {
+            status,
+            message,
+            kind,
+        }
+    }
+}
+
 /// Everything that can go wrong between the client and the upstream.
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
@@ -59,9 +73,14 @@ pub enum ProxyError {
     /// The upstream answered something augur cannot use.
     #[error("invalid upstream response: {0}")]
     UpstreamProtocol(String),
-    /// An error the upstream itself answered, relayed with its status.
+    /// An error the upstream itself answered, relayed with its status;
+    /// `kind` says what it means (classified once, where it arrived).
     #[error("{message}")]
-    Upstream { status: StatusCode, message: String },
+    Upstream {
+        status: StatusCode,
+        message: String,
+        kind: UpstreamKind,
+    },
     /// The request body exceeds the configured limit.
     #[error("request body too large (limit {0} bytes)")]
     BodyTooLarge(u64),

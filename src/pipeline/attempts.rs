@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::{
-    error::ProxyError,
+    error::{ProxyError, UpstreamKind},
     policy::ValidatePolicy,
     tools::{ModelOutput, ToolCall, ToolSet},
     validate::{Validators, Violation},
@@ -205,22 +205,15 @@ fn interpret_tools(
     interp
 }
 
-/// Messages from the upstream that mean its grammar converter rejected
-/// the schema (Ollama < 0.30 and ≥ 0.30 wordings).
+/// Whether the upstream's grammar converter rejected the schema.
 pub fn is_schema_rejection(e: &ProxyError) -> bool {
-    match e {
-        ProxyError::Upstream { status, message } => {
-            (status.as_u16() == 400 || status.as_u16() == 500)
-                && (message.contains("invalid JSON schema in format")
-                    || message.contains("JSON schema conversion failed")
-                    || message.contains("Unrecognized schema")
-                    || message.contains("Pattern must start with")
-                    || message.contains("Unable to generate parser")
-                    || message.contains("failed to parse grammar")
-                    || message.contains("JSON schema error"))
+    matches!(
+        e,
+        ProxyError::Upstream {
+            kind: UpstreamKind::SchemaRejected,
+            ..
         }
-        _ => false,
-    }
+    )
 }
 
 /// Run `body` against the upstream until the answer is valid or the

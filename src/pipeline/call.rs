@@ -102,10 +102,10 @@ impl CallCtx {
             ProxyError::UpstreamProtocol(format!("upstream answer is not JSON: {e}"))
         })?;
         if let Some(err) = value.get("error").and_then(Value::as_str) {
-            return Err(ProxyError::Upstream {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                message: err.to_string(),
-            });
+            return Err(ProxyError::upstream(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                err.to_string(),
+            ));
         }
         report_counts(self.usage.as_ref(), &value);
         Ok(value)
@@ -149,7 +149,7 @@ pub fn upstream_error(status: StatusCode, body: &[u8]) -> ProxyError {
             _ => None,
         })
         .unwrap_or_else(|| String::from_utf8_lossy(body).trim().to_string());
-    ProxyError::Upstream { status, message }
+    ProxyError::upstream(status, message)
 }
 
 /// Parsed NDJSON lines of an upstream stream. An `{"error": ...}` line
@@ -186,10 +186,10 @@ fn parse_line(line: Result<Bytes, LineTooLong>) -> Result<Value, ProxyError> {
     let value: Value = serde_json::from_slice(&text)
         .map_err(|e| ProxyError::UpstreamProtocol(format!("invalid NDJSON line: {e}")))?;
     if let Some(err) = value.get("error").and_then(Value::as_str) {
-        return Err(ProxyError::Upstream {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            message: err.to_string(),
-        });
+        return Err(ProxyError::upstream(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            err.to_string(),
+        ));
     }
     Ok(value)
 }

@@ -13,18 +13,18 @@
 //! # Flow for one `/api/chat` (or `/v1/chat/completions`) request
 //!
 //! ```text
-//! Emulation::from_request(tools, tool_choice, parallel, format)?   // ToolError ⇒ 400
-//!   None        ⇒ forward without `tools` (no tools, or tool_choice "none")
-//!   Some(e)     ⇒ upstream body: tools removed,
-//!                   "messages": e.messages(&messages),
-//!                   "format":   e.format()
-//! non-stream:  e.parse(&content)                 -> ModelOutput::{Calls, Answer}
-//!              repair_calls / validate_calls     (retry or report on violations)
-//!              ollama_tool_calls / openai_tool_calls, or e.answer_content(&answer)
-//! stream:      let mut x = e.extractor();
+//! set    = ToolSet::from_request(tools)?                  // ToolError => 400
+//! choice = ToolChoice::from_request(tool_choice, &set)?   // "none" => forward without tools
+//! upstream body: tools removed,
+//!   "format":   build_format(&set, &choice, parallel, answer_schema)
+//!   "messages": rewrite_messages(&messages, &instruction(&set, &choice, parallel), parallel)
+//! non-stream:  parse_output(&content, &set)   -> ModelOutput::{Calls, Answer}
+//!              repair_calls / validate_calls  (retry or report on violations)
+//!              ollama_tool_calls / openai_tool_calls, or answer_content(&answer)
+//! stream:      let mut x = StreamExtractor::new(&set, structured);
 //!              per upstream chunk: x.feed(&chunk.message.content) -> Vec<StreamEvent>
-//!                AnswerDelta(text) ⇒ a content chunk
-//!                Call(call)        ⇒ ollama_call_chunk(model, created_at, &[call], n) (n = calls sent so far)
+//!                AnswerDelta(text) => a content chunk
+//!                Call(call)        => ollama_call_chunk(model, created_at, &[call], n) (n = calls sent so far)
 //!              at the done chunk: x.finish()  (Err(Truncated) goes with done_reason "length")
 //! ```
 //!
@@ -69,9 +69,6 @@
 //!   [`ollama_call_message`], [`ollama_call_chunk`]`(model, created_at, &[ToolCall], start_index) -> Value`,
 //!   [`new_call_id`] — exact client shapes (serialise with U+2028/U+2029
 //!   escaped, as for every NDJSON line).
-//!
-//! [`Emulation`] bundles the request-side inputs and exposes all of the
-//! above as methods.
 //!
 //! # The envelope
 //!
@@ -119,7 +116,6 @@ pub mod choice;
 pub mod envelope;
 pub mod history;
 pub mod parse;
-pub mod plan;
 pub mod prompt;
 mod scan;
 pub mod spec;
@@ -135,7 +131,6 @@ pub use envelope::{
 };
 pub use history::rewrite_messages;
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
-pub use plan::Emulation;
 pub use prompt::instruction;
 pub use spec::{Tool, ToolSet};
 pub use stream::{Branch, StreamEvent, StreamExtractor};

@@ -28,7 +28,7 @@ pub const MAX_VIOLATIONS: usize = 20;
 /// Longest message and pointer kept per violation.
 const MAX_MESSAGE: usize = 300;
 
-/// Why a schema is refused. The text follows "<what> schema", e.g.
+/// Why a schema is refused. The text follows "`<what>` schema", e.g.
 /// "format schema too large: …".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchemaRejected {

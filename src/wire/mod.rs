@@ -7,6 +7,7 @@ pub mod content;
 pub mod gojson;
 pub mod model_name;
 pub mod path;
+pub mod upstream_error;
 
 pub use gojson::{created_at_now, to_go_json};
 pub use model_name::normalize_model_name;

@@ -130,7 +130,7 @@ impl Report {
 }
 
 /// Which limit a schema exceeds, or why it cannot be measured. The text
-/// follows "<what> schema", e.g. "format schema too large: …".
+/// follows "`<what>` schema", e.g. "format schema too large: …".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BudgetError {
     #[error("too large: more than {limit} JSON values (limit)")]

@@ -1,0 +1,79 @@
+//! What an error Ollama answered means. The upstream says it only with a
+//! status and a text, so the texts are read here, once, where its answer
+//! arrives; everything after matches on the kind.
+
+use http::StatusCode;
+
+/// The kind of an error the upstream answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamKind {
+    /// The grammar converter rejected a `format` schema (Ollama < 0.30
+    /// answers 500 `invalid JSON schema in format`; ≥ 0.30 relays
+    /// llama-server's 400 `JSON schema conversion failed …`).
+    SchemaRejected,
+    /// The model is not there (404).
+    ModelNotFound,
+    /// The server is busy (503, Ollama's `server busy` text).
+    Busy,
+    /// Anything else.
+    Other,
+}
+
+/// Texts of the grammar converters' refusals, in every generation in use.
+const SCHEMA_REJECTED: [&str; 7] = [
+    "invalid JSON schema in format",
+    "JSON schema conversion failed",
+    "Unrecognized schema",
+    "Pattern must start with",
+    "Unable to generate parser",
+    "failed to parse grammar",
+    "JSON schema error",
+];
+
+/// Classify an error answer by its status and text.
+pub fn classify(status: StatusCode, message: &str) -> UpstreamKind {
+    match status.as_u16() {
+        400 | 500 if SCHEMA_REJECTED.iter().any(|t| message.contains(t)) => {
+            UpstreamKind::SchemaRejected
+        }
+        404 => UpstreamKind::ModelNotFound,
+        503 => UpstreamKind::Busy,
+        _ => UpstreamKind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_classified_once() {
+        let s = |c: u16| StatusCode::from_u16(c).unwrap();
+        assert_eq!(
+            classify(s(500), "invalid JSON schema in format"),
+            UpstreamKind::SchemaRejected
+        );
+        assert_eq!(
+            classify(
+                s(400),
+                r#"{"error":{"code":400,"message":"JSON schema conversion failed: Unrecognized schema"}}"#
+            ),
+            UpstreamKind::SchemaRejected
+        );
+        assert_eq!(
+            classify(s(404), "model \"x\" not found"),
+            UpstreamKind::ModelNotFound
+        );
+        assert_eq!(
+            classify(
+                s(503),
+                "server busy, please try again.  maximum pending requests exceeded"
+            ),
+            UpstreamKind::Busy
+        );
+        assert_eq!(
+            classify(s(500), "model runner has unexpectedly stopped"),
+            UpstreamKind::Other
+        );
+    }
+}
