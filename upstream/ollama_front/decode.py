@@ -1,0 +1,216 @@
+"""Request decoding with encoding/json's error texts.
+
+Ollama's handlers bind request bodies with encoding/json; a malformed body or
+a field of the wrong type is answered 400 with Go's own message (for example
+`invalid character 'x' looking for beginning of value` or `json: cannot
+unmarshal number into Go struct field ChatRequest.model of type string`).
+These functions reproduce those messages for the front's routes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .errors import HTTPFail
+from .gojson import go_quote
+
+def _go_char(c: str) -> str:
+    return "'\\''" if c == "'" else "'\"'" if c == '"' else "'" + go_quote(c)[1:-1] + "'"
+
+
+def go_syntax_error(text: str) -> None:
+    """Raise the error encoding/json's Decoder reports for the first invalid JSON value."""
+    n = len(text)
+    ws = " \t\r\n"
+
+    def skip(i: int) -> int:
+        while i < n and text[i] in ws:
+            i += 1
+        return i
+
+    def bad(i: int, ctx: str) -> None:
+        raise HTTPFail(400, "invalid character %s %s" % (_go_char(text[i]), ctx))
+
+    def need(i: int) -> None:
+        if i >= n:
+            raise HTTPFail(400, "unexpected EOF")
+
+    def value(i: int, ctx: str = "looking for beginning of value") -> int:
+        i = skip(i)
+        need(i)
+        c = text[i]
+        if c == "{":
+            i = skip(i + 1)
+            need(i)
+            if text[i] == "}":
+                return i + 1
+            while True:
+                need(i)
+                if text[i] != '"':
+                    bad(i, "looking for beginning of object key string")
+                i = skip(string(i))
+                need(i)
+                if text[i] != ":":
+                    bad(i, "after object key")
+                i = skip(value(i + 1))
+                need(i)
+                if text[i] == "}":
+                    return i + 1
+                if text[i] != ",":
+                    bad(i, "after object key:value pair")
+                i = skip(i + 1)
+        if c == "[":
+            i = skip(i + 1)
+            need(i)
+            if text[i] == "]":
+                return i + 1
+            while True:
+                i = skip(value(i))
+                need(i)
+                if text[i] == "]":
+                    return i + 1
+                if text[i] != ",":
+                    bad(i, "after array element")
+                i += 1
+        if c == '"':
+            return string(i)
+        if c == "-" or c.isdigit():
+            m = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?").match(text, i)
+            j = m.end() if m else i
+            if j == i or text[j - 1] == "-":
+                need(i + 1)
+                bad(i + 1, "in numeric literal")
+            if j < n and text[j] in ".eE":
+                need(j + 1)
+                bad(j + 1, "after decimal point in numeric literal" if text[j] == "." else "in exponent of numeric literal")
+            return j
+        for lit in ("true", "false", "null"):
+            if c == lit[0]:
+                for k, want in enumerate(lit[1:], 1):
+                    need(i + k)
+                    if text[i + k] != want:
+                        bad(i + k, "in literal %s (expecting %s)" % (lit, _go_char(want)))
+                return i + len(lit)
+        bad(i, ctx)
+
+    def string(i: int) -> int:
+        i += 1
+        while True:
+            need(i)
+            c = text[i]
+            if c == '"':
+                return i + 1
+            if c == "\\":
+                need(i + 1)
+                if text[i + 1] == "u":
+                    for k in range(2, 6):
+                        need(i + k)
+                        if text[i + k] not in "0123456789abcdefABCDEF":
+                            bad(i + k, "in \\u hexadecimal character escape")
+                    i += 6
+                    continue
+                if text[i + 1] not in '"\\/bfnrt':
+                    bad(i + 1, "in string escape code")
+                i += 2
+                continue
+            if ord(c) < 0x20:
+                bad(i, "in string literal")
+            i += 1
+
+    value(0)
+    raise HTTPFail(400, "unexpected EOF")
+
+
+JSON_KIND = {str: "string", bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
+# Top-level request fields encoding/json checks by type (Go type name shown in errors).
+FIELD_TYPES = {
+    "model": (str, "string"), "prompt": (str, "string"), "suffix": (str, "string"),
+    "system": (str, "string"), "template": (str, "string"), "messages": (list, "[]api.Message"),
+    "stream": (bool, "bool"), "raw": (bool, "bool"), "truncate": (bool, "bool"), "shift": (bool, "bool"),
+    "logprobs": (bool, "bool"), "_debug_render_only": (bool, "bool"), "tools": (list, "api.Tools"),
+    "options": (dict, "map[string]interface {}"), "top_logprobs": (int, "int"),
+    "context": (list, "[]int"), "images": (list, "[]api.ImageData"),
+}
+
+
+OAI_FIELD_TYPES = {"model": (str, "string"), "messages": (list, "[]openai.Message"), "stream": (bool, "bool"),
+                   "tools": (list, "[]api.Tool"), "top_logprobs": (int, "int")}
+
+
+def decode_request(body: bytes, struct_name: str, native: bool = True) -> tuple[dict[str, Any], dict[str, str]]:
+    """Decode a request body as Ollama's gin handlers do; returns (dict, raw field texts)."""
+    text = body.decode("utf-8", errors="replace")
+    if not text.strip(" \t\r\n"):
+        raise HTTPFail(400, "missing request body")
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    dec = json.JSONDecoder()
+    try:
+        obj, _ = dec.raw_decode(text, start)
+    except ValueError:
+        go_syntax_error(text)
+    if obj is None:
+        return {}, {}
+    if not isinstance(obj, dict):
+        raise HTTPFail(400, "json: cannot unmarshal %s into Go value of type api.%s" % (JSON_KIND[type(obj)], struct_name))
+    raw = {}
+    if "format" in obj:  # json.RawMessage keeps the exact bytes
+        i = start + 1
+        while True:
+            i = len(text) - len(text[i:].lstrip(" \t\r\n,"))
+            if text[i] == "}":
+                break
+            key, i = dec.raw_decode(text, i)
+            i = len(text) - len(text[i:].lstrip(" \t\r\n:"))
+            vstart = i
+            _, i = dec.raw_decode(text, i)
+            if key == "format":
+                raw["format"] = text[vstart:i]
+    fields = FIELD_TYPES if native else OAI_FIELD_TYPES
+    for key, val in obj.items():
+        if val is None or key not in fields:
+            continue
+        want, goname = fields[key]
+        ok = isinstance(val, want) and not (want is int and isinstance(val, bool))
+        if want is int and isinstance(val, float):
+            raise HTTPFail(400, "json: cannot unmarshal number %s into Go struct field %s.%s of type int" % (repr(val), struct_name, key))
+        if not ok:
+            raise HTTPFail(400, "json: cannot unmarshal %s into Go struct field %s.%s of type %s" % (JSON_KIND[type(val)], struct_name, key, goname))
+    if not native:
+        return obj, raw
+    for m in obj.get("messages") or []:
+        if not isinstance(m, dict):
+            raise HTTPFail(400, "json: cannot unmarshal %s into Go value of type api.Alias" % JSON_KIND[type(m)])
+        for f in ("role", "content", "thinking", "tool_name", "tool_call_id"):
+            if m.get(f) is not None and not isinstance(m[f], str):
+                raise HTTPFail(400, "json: cannot unmarshal %s into Go struct field Alias.%s of type string" % (JSON_KIND[type(m[f])], f))
+        m["role"] = (m.get("role") or "").lower()
+    think = obj.get("think")
+    if think is not None and not isinstance(think, bool):
+        if not isinstance(think, str):
+            raise HTTPFail(400, 'think must be a boolean or string ("high", "medium", "low", "max", true, or false)')
+        if think not in ("high", "medium", "low", "max"):
+            raise HTTPFail(400, 'invalid think value: %s (must be "high", "medium", "low", "max", true, or false)' % go_quote(think))
+    obj["_keep_alive_zero"] = keep_alive_is_zero(obj.get("keep_alive"))
+    return obj, raw
+
+
+def keep_alive_is_zero(v: Any) -> bool:
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        if v is not None:
+            raise HTTPFail(400, "Unsupported type: '%s'" % {bool: "bool", list: "[]interface {}", dict: "map[string]interface {}"}[type(v)])
+        return False
+    if isinstance(v, str):
+        if not re.fullmatch(r"[-+]?(0|((\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)", v):
+            raise HTTPFail(400, "time: invalid duration %s" % go_quote(v))
+        return not re.search(r"[1-9]", v)
+    return v == 0
+
+
+
+def go_type_name(v: Any) -> str:
+    """The Go type name encoding/json gives a decoded interface{} value."""
+    return {type(None): "<nil>", bool: "bool", int: "float64", float: "float64", str: "string",
+            list: "[]interface {}", dict: "map[string]interface {}"}[type(v)]
+
