@@ -139,17 +139,35 @@ OAI_FIELD_TYPES = {"model": (str, "string"), "messages": (list, "[]openai.Messag
                    "tools": (list, "[]api.Tool"), "top_logprobs": (int, "int")}
 
 
-def decode_request(body: bytes, struct_name: str, native: bool = True) -> tuple[dict[str, Any], dict[str, str]]:
-    """Decode a request body as Ollama's gin handlers do; returns (dict, raw field texts)."""
+def _no_constant(name: str) -> Any:
+    raise ValueError("%s is not JSON" % name)  # NaN and Infinity are Python's, not Go's
+
+
+def first_value(body: bytes, empty_message: str) -> tuple[Any, str, int]:
+    """The first JSON value of a body, as json.Decoder reads it: (value, text, where it starts).
+
+    An empty body is 400 `empty_message` (gin's handlers say "missing request
+    body", its ShouldBindJSON alone "EOF"); invalid JSON is 400 with Go's
+    syntax error. Nesting deeper than Python's recursion limit is refused as
+    Go refuses nesting past 10000 levels."""
     text = body.decode("utf-8", errors="replace")
     if not text.strip(" \t\r\n"):
-        raise HTTPFail(400, "missing request body")
+        raise HTTPFail(400, empty_message)
     start = len(text) - len(text.lstrip(" \t\r\n"))
-    dec = json.JSONDecoder()
     try:
-        obj, _ = dec.raw_decode(text, start)
-    except ValueError:
-        go_syntax_error(text)
+        try:
+            obj, _ = json.JSONDecoder(parse_constant=_no_constant).raw_decode(text, start)
+        except ValueError:
+            go_syntax_error(text)
+    except RecursionError:
+        raise HTTPFail(400, "exceeded max depth")
+    return obj, text, start
+
+
+def decode_request(body: bytes, struct_name: str, native: bool = True) -> tuple[dict[str, Any], dict[str, str]]:
+    """Decode a request body as Ollama's gin handlers do; returns (dict, raw field texts)."""
+    obj, text, start = first_value(body, "missing request body")
+    dec = json.JSONDecoder()
     if obj is None:
         return {}, {}
     if not isinstance(obj, dict):

@@ -14,6 +14,7 @@ import select
 import socket
 import sys
 import time
+import traceback
 import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,7 +23,7 @@ from typing import Any
 from . import VERSION
 from .decode import decode_request
 from .errors import HTTPFail, oai_error
-from .gojson import go_json, unix_of
+from .gojson import go_json, go_quote, unix_of
 from .handlers import Front, merge_chunks
 from .llama import Upstream
 from .model import Model, parse_name
@@ -55,6 +56,8 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     front: Front
     verbose = False
+    max_body = 64 << 20  # bytes; Ollama sets no bound, a hostile client must meet one
+    body_timeout = 300.0  # seconds to receive a request body
     ROUTES = {
         "/": {"GET": "root", "HEAD": "root"},
         "/api/version": {"GET": "version", "HEAD": "version"},
@@ -76,6 +79,7 @@ class Handler(BaseHTTPRequestHandler):
             sys.stderr.write("[ollama-front] %s %s\n" % (self.address_string(), fmt % args))
 
     def send_response(self, code: int, message: str | None = None) -> None:
+        self._responded = True
         self.log_request(code)
         self.send_response_only(code, message)
         self.send_header("Date", self.date_time_string())
@@ -123,21 +127,70 @@ class Handler(BaseHTTPRequestHandler):
             return False
 
     def read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            data = bytearray()
-            while True:
-                size = int(self.rfile.readline(65537).split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                        pass
-                    return bytes(data)
-                data += self.rfile.read(size)
-                self.rfile.readline(65537)
-        n = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(n) if n > 0 else b""
+        """The request body, bounded by max_body and read under body_timeout.
+
+        A body over the bound is 413, a malformed length or chunked framing
+        400; either way the connection is closed after the answer."""
+        self._body_read = True
+        self.connection.settimeout(self.body_timeout)
+        try:
+            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                return self._read_chunked()
+            length = (self.headers.get("Content-Length") or "0").strip()
+            if not length.isdigit():
+                self.close_connection = True
+                raise HTTPFail(400, "invalid Content-Length %s" % go_quote(length))
+            n = int(length)
+            if n > self.max_body:
+                self.close_connection = True
+                raise HTTPFail(413, "request body too large")
+            data = self.rfile.read(n) if n > 0 else b""
+            if len(data) < n:
+                self.close_connection = True
+                raise HTTPFail(400, "unexpected EOF")
+            return data
+        except TimeoutError:
+            self.close_connection = True
+            raise HTTPFail(408, "timed out reading the request body")
+        finally:
+            self.connection.settimeout(None)
+
+    def _read_chunked(self) -> bytes:
+        data = bytearray()
+        while True:
+            line = self.rfile.readline(1025)
+            try:
+                size = int(line.split(b";")[0].strip(), 16)
+            except ValueError:
+                self.close_connection = True
+                raise HTTPFail(400, "malformed chunked encoding")
+            if size == 0:
+                for _ in range(100):  # trailers, then the blank line
+                    if self.rfile.readline(65537) in (b"\r\n", b"\n", b""):
+                        break
+                return bytes(data)
+            if size < 0 or len(data) + size > self.max_body:
+                self.close_connection = True
+                raise HTTPFail(413, "request body too large")
+            piece = self.rfile.read(size)
+            if len(piece) < size:
+                self.close_connection = True
+                raise HTTPFail(400, "unexpected EOF")
+            data += piece
+            self.rfile.readline(1025)
 
     # --- routing (gin) ---
     def dispatch(self) -> None:
+        """Route one request; a body left unread closes the connection after the answer."""
+        self._responded = self._body_read = False
+        try:
+            self._dispatch()
+        finally:
+            if not self._body_read and (self.headers.get("Content-Length", "0").strip() not in ("", "0")
+                                        or "Transfer-Encoding" in self.headers):
+                self.close_connection = True
+
+    def _dispatch(self) -> None:
         allowed = host_allowed(self.headers.get("Host"))
         if not allowed:
             return self.send_bytes(403, None, b"")
@@ -164,6 +217,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_gin_json(e.status, {"error": e.message})
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except Exception:  # a bug here must not leave the client without an answer or show it a traceback
+            traceback.print_exc(file=sys.stderr)
+            self.close_connection = True
+            if not self._responded:
+                self.send_gin_json(500, {"error": "internal error in the Ollama front (see its log)"})
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = dispatch
 
@@ -292,6 +350,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--llama-url", required=True, help="base URL of a running llama-server")
     ap.add_argument("--model", default="gemma3:270m", help="the one model name this front serves")
     ap.add_argument("--gguf", help="GGUF path for /api/show metadata (default: asked from llama-server)")
+    ap.add_argument("--max-body-bytes", type=int, default=Handler.max_body,
+                    help="largest request body accepted (default %(default)s); larger ones are answered 413")
     ap.add_argument("--verbose", action="store_true", help="log every request to stderr")
     args = ap.parse_args(argv)
     up = Upstream(args.llama_url)
@@ -303,6 +363,7 @@ def main(argv: list[str] | None = None) -> None:
             gguf = None
     Handler.front = Front(Model(args.model, gguf), up)
     Handler.verbose = args.verbose
+    Handler.max_body = args.max_body_bytes
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
     sys.stderr.write("[ollama-front] listening on http://%s:%d (model %s, llama-server %s)\n"
