@@ -13,6 +13,7 @@ Modules, in the order a request meets them:
 * server       the HTTP layer and routing (gin's behaviour), the command line
 * decode       request bodies, with encoding/json's error texts
 * openai_chat  /v1/chat/completions <-> an Ollama chat request and its chunks
+* responses    /v1/responses <-> an Ollama chat request; response object and events
 * handlers     ChatHandler and GenerateHandler: model checks, capability
                refusals (tools, thinking), prompt, chunks; also show and ps
 * prompt       message collation and the gemma3 template

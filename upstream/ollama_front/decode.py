@@ -10,6 +10,7 @@ These functions reproduce those messages for the front's routes.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -20,8 +21,11 @@ def _go_char(c: str) -> str:
     return "'\\''" if c == "'" else "'\"'" if c == '"' else "'" + go_quote(c)[1:-1] + "'"
 
 
-def go_syntax_error(text: str) -> None:
-    """Raise the error encoding/json's Decoder reports for the first invalid JSON value."""
+def go_syntax_error(text: str, eof: str = "unexpected EOF") -> None:
+    """Raise the error encoding/json reports for the first invalid JSON value.
+
+    A Decoder says "unexpected EOF" for a value cut short, json.Unmarshal
+    "unexpected end of JSON input" (pass it as `eof`)."""
     n = len(text)
     ws = " \t\r\n"
 
@@ -35,7 +39,7 @@ def go_syntax_error(text: str) -> None:
 
     def need(i: int) -> None:
         if i >= n:
-            raise HTTPFail(400, "unexpected EOF")
+            raise HTTPFail(400, eof)
 
     def value(i: int, ctx: str = "looking for beginning of value") -> int:
         i = skip(i)
@@ -120,7 +124,7 @@ def go_syntax_error(text: str) -> None:
             i += 1
 
     value(0)
-    raise HTTPFail(400, "unexpected EOF")
+    raise HTTPFail(400, eof)
 
 
 JSON_KIND = {str: "string", bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
@@ -143,6 +147,14 @@ def _no_constant(name: str) -> Any:
     raise ValueError("%s is not JSON" % name)  # NaN and Infinity are Python's, not Go's
 
 
+def _finite(text: str) -> float:
+    """A JSON number as float64; one past float64's range is refused as Go refuses it."""
+    value = float(text)
+    if math.isinf(value):
+        raise HTTPFail(400, "json: cannot unmarshal number %s into Go value of type float64" % text)
+    return value
+
+
 def first_value(body: bytes, empty_message: str) -> tuple[Any, str, int]:
     """The first JSON value of a body, as json.Decoder reads it: (value, text, where it starts).
 
@@ -156,7 +168,7 @@ def first_value(body: bytes, empty_message: str) -> tuple[Any, str, int]:
     start = len(text) - len(text.lstrip(" \t\r\n"))
     try:
         try:
-            obj, _ = json.JSONDecoder(parse_constant=_no_constant).raw_decode(text, start)
+            obj, _ = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite).raw_decode(text, start)
         except ValueError:
             go_syntax_error(text)
     except RecursionError:
@@ -232,3 +244,89 @@ def go_type_name(v: Any) -> str:
     return {type(None): "<nil>", bool: "bool", int: "float64", float: "float64", str: "string",
             list: "[]interface {}", dict: "map[string]interface {}"}[type(v)]
 
+
+
+def go_unmarshal(text: str) -> Any:
+    """json.Unmarshal of a whole text: its value, or 400 with Go's error.
+
+    Errors carry no context; callers wrap them as Go does (for example
+    "failed to parse function call arguments: ...")."""
+    eof = "unexpected end of JSON input"
+    if not text.strip(" \t\r\n"):
+        raise HTTPFail(400, eof)
+    start = len(text) - len(text.lstrip(" \t\r\n"))
+    try:
+        try:
+            value, end = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite).raw_decode(text, start)
+        except ValueError:
+            go_syntax_error(text, eof)
+    except RecursionError:
+        raise HTTPFail(400, "exceeded max depth")
+    rest = text[end:].lstrip(" \t\r\n")
+    if rest:
+        raise HTTPFail(400, "invalid character %s after top-level value" % _go_char(rest[0]))
+    return value
+
+
+# Go types for check_fields: (kind, Go type name[, element or struct fields]).
+STRING = ("string", "string")
+BOOL = ("bool", "bool")
+INT = ("int", "int")
+FLOAT64 = ("float64", "float64")
+ANY = ("any", "interface {}")
+MAP = ("map", "map[string]interface {}")
+STRINGS = ("slice", "[]string", STRING)
+
+
+def struct(go_name: str, fields: dict[str, tuple]) -> tuple:
+    """A Go struct type for check_fields: its qualified name and its fields' types."""
+    return ("struct", go_name, fields)
+
+
+def slice_of(elem: tuple) -> tuple:
+    """A Go slice type for check_fields."""
+    return ("slice", "[]" + elem[1], elem)
+
+
+def type_error(value: str, struct_name: str, path: tuple[str, ...], go_type: str) -> HTTPFail:
+    """encoding/json's UnmarshalTypeError with its struct-field context."""
+    if not struct_name and not path:
+        return HTTPFail(400, "json: cannot unmarshal %s into Go value of type %s" % (value, go_type))
+    return HTTPFail(400, "json: cannot unmarshal %s into Go struct field %s.%s of type %s"
+                    % (value, struct_name, ".".join(path), go_type))
+
+
+def check_fields(obj: dict[str, Any], fields: dict[str, tuple], struct_name: str,
+                 path: tuple[str, ...] = ()) -> None:
+    """Check a decoded object against a Go struct's field types; 400 on the first mismatch.
+
+    The message is the one encoding/json gives: the innermost struct's name,
+    the field path from the decoded root, and the Go type. A null is never
+    an error (encoding/json leaves the field as it was)."""
+    for key, val in obj.items():
+        kind = fields.get(key)
+        if kind is not None and val is not None:
+            _check(val, kind, struct_name, path + (key,))
+
+
+def _check(val: Any, kind: tuple, struct_name: str, path: tuple[str, ...]) -> None:
+    tag, go_type = kind[0], kind[1]
+    if tag == "any":
+        return
+    if tag == "slice" and isinstance(val, list):
+        for v in val:
+            if v is not None:
+                _check(v, kind[2], struct_name, path)
+        return
+    if tag == "struct" and isinstance(val, dict):
+        check_fields(val, kind[2], go_type.rpartition(".")[2], path)
+        return
+    if tag == "int" and isinstance(val, float):
+        raise type_error("number %s" % repr(val), struct_name, path, go_type)
+    ok = {"string": lambda: isinstance(val, str),
+          "bool": lambda: isinstance(val, bool),
+          "int": lambda: isinstance(val, int) and not isinstance(val, bool),
+          "float64": lambda: isinstance(val, (int, float)) and not isinstance(val, bool),
+          "map": lambda: isinstance(val, dict)}.get(tag, lambda: False)()
+    if not ok:
+        raise type_error(JSON_KIND[type(val)], struct_name, path, go_type)

@@ -16,11 +16,11 @@ import sys
 import time
 import traceback
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from . import VERSION
+from . import VERSION, responses
 from .decode import decode_request
 from .errors import HTTPFail, oai_error
 from .gojson import go_json, go_quote, unix_of
@@ -68,11 +68,11 @@ class Handler(BaseHTTPRequestHandler):
         "/api/generate": {"POST": "generate"},
         "/v1/chat/completions": {"POST": "v1_chat"},
         "/v1/models": {"GET": "v1_models"},
+        "/v1/responses": {"POST": "v1_responses"},
     }
     UNSUPPORTED = {"/api/pull": "POST", "/api/push": "POST", "/api/create": "POST", "/api/copy": "POST",
                    "/api/delete": "DELETE", "/api/embed": "POST", "/api/embeddings": "POST",
-                   "/v1/completions": "POST", "/v1/embeddings": "POST", "/v1/responses": "POST",
-                   "/v1/messages": "POST"}
+                   "/v1/completions": "POST", "/v1/embeddings": "POST", "/v1/messages": "POST"}
 
     def log_message(self, fmt: str, *args: Any) -> None:
         if self.verbose:
@@ -340,6 +340,66 @@ class Handler(BaseHTTPRequestHandler):
         if not started:
             self.start_stream("text/event-stream")
         self.wfile.write(b"0\r\n\r\n")
+
+    # --- the Responses and Messages surfaces ---
+    def read_compat_body(self) -> bytes:
+        """The body of a compatibility route; Ollama inflates zstd bodies there, this front cannot."""
+        if self.headers.get("Content-Encoding", "").strip().lower() == "zstd":
+            self.read_body()
+            raise HTTPFail(400, "zstd request bodies are not supported by this Ollama front")
+        return self.read_body()
+
+    def chat_chunks(self, req: dict[str, Any], raw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """ChatHandler's chunks for a translated request; a load answer is one done chunk."""
+        immediate, gen = self.front.chat(req, raw, self.alive)
+        return iter([immediate]) if immediate is not None else gen
+
+    def stream_events(self, gen: Iterator[dict[str, Any]], process: Callable[[dict[str, Any]], list[Any]],
+                      error_body: Callable[[int, str], Any], headers: list[tuple[str, str]]) -> None:
+        """An SSE answer: `event: NAME` / `data: JSON` for each event a chunk makes.
+
+        An error before the first chunk is the surface's JSON error; after it,
+        Ollama's writer turns the `{"error"}` line into no event, so the stream
+        just ends, as it does when generation stops without a done chunk."""
+        started = False
+        try:
+            for res in gen:
+                events = process(res)
+                if not started:
+                    self.start_stream("text/event-stream", headers)
+                    started = True
+                for name, data in events:
+                    self.write_chunk("event: %s\ndata: %s\n\n" % (name, go_json(data, floats=True)))
+        except HTTPFail as e:
+            if not started:
+                body = (go_json(error_body(e.status, e.message)) + "\n").encode()
+                return self.send_bytes(e.status, "application/json", body, headers)
+        except (BrokenPipeError, ConnectionResetError):
+            gen.close()
+            self.close_connection = True
+            return
+        if not started:
+            self.start_stream("text/event-stream", headers)
+        self.wfile.write(b"0\r\n\r\n")
+
+    def h_v1_responses(self) -> None:
+        """ResponsesMiddleware, then ChatHandler."""
+        try:
+            r = responses.bind(self.read_compat_body())
+            req, raw = responses.to_chat_request(r)
+        except HTTPFail as e:
+            return self.send_gin_json(e.status, oai_error(e.status, e.message))
+        conv = responses.Converter(r)
+        headers = [("Cache-Control", "no-cache"), ("Connection", "keep-alive")] if r.stream else []
+        try:
+            gen = self.chat_chunks(req, raw)
+            if not r.stream:
+                body = (go_json(conv.response(merge_chunks(gen, True)), floats=True) + "\n").encode()
+                return self.send_bytes(200, "application/json", body)
+        except HTTPFail as e:
+            body = (go_json(oai_error(e.status, e.message)) + "\n").encode()
+            return self.send_bytes(e.status, "application/json", body, headers)
+        self.stream_events(gen, conv.process, oai_error, headers)
 
 
 def main(argv: list[str] | None = None) -> None:
