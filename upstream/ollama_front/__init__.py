@@ -14,6 +14,7 @@ Modules, in the order a request meets them:
 * decode       request bodies, with encoding/json's error texts
 * openai_chat  /v1/chat/completions <-> an Ollama chat request and its chunks
 * responses    /v1/responses <-> an Ollama chat request; response object and events
+* messages     /v1/messages (Anthropic) <-> an Ollama chat request; message and events
 * handlers     ChatHandler and GenerateHandler: model checks, capability
                refusals (tools, thinking), prompt, chunks; also show and ps
 * prompt       message collation and the gemma3 template

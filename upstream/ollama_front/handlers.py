@@ -39,9 +39,14 @@ class Front:
             raise HTTPFail(404, "model '%s' not found" % name_str)
 
     def _common(self, req: dict[str, Any], caps: list[str]) -> dict[str, Any]:
-        """The thinking check, then the capability check (gemma3 has only completion), then options."""
-        if req.get("think") and (req["think"] is True or isinstance(req["think"], str)):
-            raise HTTPFail(400, "%s does not support thinking" % go_quote(req["model"]))
+        """The thinking check, then the capability check (gemma3 has only completion), then options.
+
+        With `_relax_thinking` (Ollama's relax_thinking, set by its Anthropic
+        middleware) thinking is dropped instead of refused."""
+        if req.get("think") and (req["think"] is True or req["think"] in ("high", "medium", "low", "max")):
+            if not req.get("_relax_thinking"):
+                raise HTTPFail(400, "%s does not support thinking" % go_quote(req["model"]))
+            req["think"] = None
         if caps:
             raise HTTPFail(400, "%s does not support %s" % (self.model.full_name, "\n".join(caps)))
         return merge_options(req.get("options"))

@@ -66,6 +66,7 @@ ITEM_TYPES = {
         "id": STRING, "type": STRING, "status": STRING,
         "action": struct("openai.ResponsesWebSearchAction", {"type": STRING, "query": STRING})}),
 }
+TOOL_PARAMETERS = {"type": STRING, "required": STRINGS}  # api.ToolFunctionParameters' plainly typed fields
 EFFORTS = {"none": False, "minimal": "low", "low": "low", "medium": "medium", "high": "high", "max": "max",
            "xhigh": "max", "ultra": "max"}
 
@@ -305,7 +306,10 @@ def _convert_tools(t: dict[str, Any]) -> list[dict[str, Any]]:
     if t.get("type") != "namespace":
         params = t.get("parameters")
         if isinstance(params, dict):
-            check_fields(params, {"type": STRING, "required": STRINGS, "properties": MAP}, "ToolFunctionParameters")
+            try:
+                check_fields(params, TOOL_PARAMETERS, "ToolFunctionParameters")
+            except HTTPFail as e:
+                raise HTTPFail(400, "failed to unmarshal tool parameters: %s" % e.message)
         return [{"type": t.get("type") or "", "function": {"name": t.get("name") or "",
                                                            "description": t.get("description") or "",
                                                            "parameters": params or {}}}]

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from . import VERSION, responses
+from . import VERSION, messages, responses
 from .decode import decode_request
-from .errors import HTTPFail, oai_error
+from .errors import HTTPFail, anthropic_error, oai_error
 from .gojson import go_json, go_quote, unix_of
 from .handlers import Front, merge_chunks
 from .llama import Upstream
@@ -69,10 +69,11 @@ class Handler(BaseHTTPRequestHandler):
         "/v1/chat/completions": {"POST": "v1_chat"},
         "/v1/models": {"GET": "v1_models"},
         "/v1/responses": {"POST": "v1_responses"},
+        "/v1/messages": {"POST": "v1_messages"},
     }
     UNSUPPORTED = {"/api/pull": "POST", "/api/push": "POST", "/api/create": "POST", "/api/copy": "POST",
                    "/api/delete": "DELETE", "/api/embed": "POST", "/api/embeddings": "POST",
-                   "/v1/completions": "POST", "/v1/embeddings": "POST", "/v1/messages": "POST"}
+                   "/v1/completions": "POST", "/v1/embeddings": "POST"}
 
     def log_message(self, fmt: str, *args: Any) -> None:
         if self.verbose:
@@ -400,6 +401,24 @@ class Handler(BaseHTTPRequestHandler):
             body = (go_json(oai_error(e.status, e.message)) + "\n").encode()
             return self.send_bytes(e.status, "application/json", body, headers)
         self.stream_events(gen, conv.process, oai_error, headers)
+
+    def h_v1_messages(self) -> None:
+        """AnthropicMessagesMiddleware, then ChatHandler (thinking relaxed)."""
+        try:
+            r = messages.bind(self.read_compat_body())
+            req, raw = messages.to_chat_request(r)
+        except HTTPFail as e:
+            return self.send_gin_json(e.status, anthropic_error(e.status, e.message))
+        conv = messages.Converter(r)
+        headers = [("Cache-Control", "no-cache"), ("Connection", "keep-alive")] if r.stream else []
+        try:
+            gen = self.chat_chunks(req, raw)
+            if not r.stream:
+                return self.send_encoder_json(200, conv.message(merge_chunks(gen, True)))
+        except HTTPFail as e:
+            body = (go_json(anthropic_error(e.status, e.message)) + "\n").encode()
+            return self.send_bytes(e.status, "application/json", body, headers)
+        self.stream_events(gen, conv.process, anthropic_error, headers)
 
 
 def main(argv: list[str] | None = None) -> None:
