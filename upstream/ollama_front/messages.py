@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,7 +112,11 @@ def _message(raw: Any) -> dict[str, Any]:
             if block is not None and not isinstance(block, dict):
                 raise type_error(JSON_KIND[type(block)], "MessagesRequest", ("messages",), "anthropic.ContentBlock")
             if block:
-                check_fields(block, BLOCK[2], "MessagesRequest", ("messages",))
+                try:
+                    check_fields(block, BLOCK[2], "MessagesRequest", ("messages",))
+                except HTTPFail as e:  # the outer decode names its own struct for nested fields too
+                    raise HTTPFail(400, re.sub(r"Go struct field \w*\.", "Go struct field MessagesRequest.",
+                                               e.message, count=1))
         blocks = [b or {} for b in content]
     else:
         raise type_error(JSON_KIND[type(content)], "MessagesRequest", ("messages",), "[]anthropic.ContentBlock")

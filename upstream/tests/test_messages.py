@@ -116,6 +116,9 @@ def test_thinking_is_relaxed_not_refused(call, fake):
      "json: cannot unmarshal number into Go struct field MessagesRequest.messages of type []anthropic.ContentBlock"),
     ({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]},
      "json: cannot unmarshal number into Go struct field MessagesRequest.messages.text of type string"),
+    ({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": 5}}]}]},
+     "json: cannot unmarshal number into Go struct field MessagesRequest.messages.source.type of type string"),
     ({"model": MODEL, "max_tokens": 5, "messages": [{"role": "assistant", "content": [{"type": "tool_use"}]}]},
      "tool_use block missing required 'id' field"),
     ({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": [

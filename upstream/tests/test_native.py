@@ -6,9 +6,12 @@ front asks llama-server for (prompt, options, grammar), without a model.
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 
-from conftest import MAX_BODY, MODEL
+from conftest import MAX_BODY, MODEL, PACKAGE
 from fake_llama import Reply
 from ollama_front.gojson import go_float64, go_json
 
@@ -154,3 +157,10 @@ def test_go_float64_text():
     assert [go_float64(x) for x in (1.0, 0.5, 1e-7, 1e21, 123456789.0, 1e20)] == \
         ["1", "0.5", "1e-7", "1e+21", "123456789", "100000000000000000000"]
     assert go_json({"t": 1.0, "s": "<&>"}, floats=True) == '{"t":1,"s":"\\u003c\\u0026\\u003e"}'
+
+
+def test_it_starts_by_its_path_and_as_a_module():
+    for argv, env in (([str(PACKAGE)], {}), (["-m", "ollama_front"], {"PYTHONPATH": str(PACKAGE.parent)})):
+        out = subprocess.run([sys.executable, *argv, "--help"], capture_output=True, text=True, timeout=30,
+                             env={**os.environ, **env}, cwd="/")
+        assert out.returncode == 0 and "--llama-url" in out.stdout, out.stderr
