@@ -297,7 +297,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def h_v1_chat(self) -> None:
         try:
-            r, _ = decode_request(self.read_body(), "ChatCompletionRequest", native=False)
+            r, _ = decode_request(self.read_compat_body(), "ChatCompletionRequest", native=False)
             if not r.get("messages"):
                 raise HTTPFail(400, "[] is too short - 'messages'")
             req, raw = from_chat_request(r)

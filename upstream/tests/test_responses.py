@@ -176,5 +176,8 @@ def test_runner_errors_before_and_during_a_stream(call, fake):
 
 
 def test_zstd_bodies_are_refused_clearly(call):
-    r = call("POST", "/v1/responses", b"\x28\xb5\x2f\xfd", headers={"Content-Encoding": "zstd"})
-    oai_error(r, 400, "zstd request bodies are not supported by this Ollama front")
+    for path in ("/v1/responses", "/v1/chat/completions"):
+        r = call("POST", path, b"\x28\xb5\x2f\xfd", headers={"Content-Encoding": "zstd"})
+        oai_error(r, 400, "zstd request bodies are not supported by this Ollama front")
+    r = call("POST", "/v1/messages", b"\x28\xb5\x2f\xfd", headers={"Content-Encoding": "zstd"})
+    assert (r.status, r.json()["error"]["message"]) == (400, "zstd request bodies are not supported by this Ollama front")
