@@ -115,7 +115,8 @@ def _input_items(value: Any) -> list[dict[str, Any]]:
     if value is None or isinstance(value, str):
         return []
     if not isinstance(value, list):
-        raise HTTPFail(400, "input must be a string or array: %s" % _unmarshal_error(value, "[]json.RawMessage").message)
+        raise HTTPFail(400, "input must be a string or array: %s"
+                       % _unmarshal_error(value, "[]json.RawMessage").message)
     items = []
     for i, raw in enumerate(value):
         try:

@@ -180,4 +180,5 @@ def test_zstd_bodies_are_refused_clearly(call):
         r = call("POST", path, b"\x28\xb5\x2f\xfd", headers={"Content-Encoding": "zstd"})
         oai_error(r, 400, "zstd request bodies are not supported by this Ollama front")
     r = call("POST", "/v1/messages", b"\x28\xb5\x2f\xfd", headers={"Content-Encoding": "zstd"})
-    assert (r.status, r.json()["error"]["message"]) == (400, "zstd request bodies are not supported by this Ollama front")
+    message = "zstd request bodies are not supported by this Ollama front"
+    assert (r.status, r.json()["error"]["message"]) == (400, message)
