@@ -1,0 +1,178 @@
+"""Ollama's native handlers (server/routes.go): chat, generate, show, ps.
+
+Front.chat is ChatHandler and Front.generate is GenerateHandler: they resolve
+the model, refuse what gemma3 cannot do (tools, thinking, insert) with
+Ollama's errors, render the prompt, and return a generator of Ollama chat or
+generate chunks. Every compatibility surface (/v1/chat/completions,
+/v1/responses, /v1/messages) translates its request into a chat request and
+goes through Front.chat, as Ollama's middlewares go through ChatHandler.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .errors import HTTPFail
+from .gojson import go_quote, go_time
+from .llama import Upstream, merge_options, metrics
+from .model import Model, display_shortest, parse_name
+from .prompt import render
+
+Chunks = Iterator[dict[str, Any]]
+
+class Front:
+    """Ollama's server for one model on one llama-server."""
+
+    def __init__(self, model: Model, upstream: Upstream) -> None:
+        self.model, self.up = model, upstream
+        self.last_used: int | None = None
+
+    def _resolve(self, name_str: str | None, empty_status: int, empty_msg: str) -> None:
+        if not name_str:
+            raise HTTPFail(empty_status, empty_msg)
+        name = parse_name(name_str)
+        if name is None:
+            raise HTTPFail(400, "invalid model name")
+        if not self.model.matches(name):
+            raise HTTPFail(404, "model '%s' not found" % name_str)
+
+    def _common(self, req: dict[str, Any], caps: list[str]) -> dict[str, Any]:
+        """The thinking check, then the capability check (gemma3 has only completion), then options.
+
+        With `_relax_thinking` (Ollama's relax_thinking, set by its Anthropic
+        middleware) thinking is dropped instead of refused."""
+        if req.get("think") and (req["think"] is True or req["think"] in ("high", "medium", "low", "max")):
+            if not req.get("_relax_thinking"):
+                raise HTTPFail(400, "%s does not support thinking" % go_quote(req["model"]))
+            req["think"] = None
+        if caps:
+            raise HTTPFail(400, "%s does not support %s" % (self.model.full_name, "\n".join(caps)))
+        return merge_options(req.get("options"))
+
+    def chat_prompt(self, msgs: list[dict[str, str]], truncate: bool) -> str:
+        """server/prompt.go chatPrompt: drop the oldest messages until the prompt fits num_ctx."""
+        num_ctx, cur, system = self.up.context_length(), 0, []
+        if truncate:
+            for i in range(len(msgs)):
+                system = [m for m in msgs[:i] if m["role"] == "system"]
+                if len(self.up.tokenize(render(system + msgs[i:]))) <= num_ctx or i == len(msgs) - 1:
+                    cur = i
+                    break
+        return render(system + msgs[cur:])
+
+    def chat(self, req: dict[str, Any], raw: dict[str, Any], alive: Callable[[], bool]
+             ) -> tuple[dict[str, Any] | None, Chunks | None]:
+        """ChatHandler: returns (immediate response or None, generator of chunks)."""
+        start = time.monotonic_ns()
+        if not 0 <= (req.get("top_logprobs") or 0) <= 20:
+            raise HTTPFail(400, "top_logprobs must be between 0 and 20")
+        self._resolve(req.get("model"), 400, "model is required")
+        msgs = [m for m in (req.get("messages") or [])]
+        name = req["model"]
+        if not msgs and req["_keep_alive_zero"]:
+            return self._short(name, "unload", chat=True), None
+        opts = self._common(req, ["tools"] if req.get("tools") else [])
+        self.last_used = time.time_ns()
+        loaded = time.monotonic_ns()
+        if not msgs:
+            return self._short(name, "load", chat=True), None
+        prompt = self.chat_prompt([{"role": m["role"], "content": m.get("content") or ""} for m in msgs],
+                                  req.get("truncate", True) is not False)
+
+        def gen() -> Chunks:
+            for kind, val in self.up.completion(prompt, opts, raw.get("format"), alive):
+                res = {"model": name, "created_at": go_time(), "message": {"role": "assistant"}, "done": kind == "done"}
+                res["message"]["content"] = val if kind == "chunk" else val["content"]
+                if kind == "done":
+                    res["done_reason"] = val["done_reason"]
+                    res.update(metrics(val, start, loaded))
+                yield res
+        return None, gen()
+
+    def generate(self, req: dict[str, Any], raw: dict[str, Any], alive: Callable[[], bool]
+                 ) -> tuple[dict[str, Any] | None, Chunks | None]:
+        """GenerateHandler."""
+        start = time.monotonic_ns()
+        if not 0 <= (req.get("top_logprobs") or 0) <= 20:
+            raise HTTPFail(400, "top_logprobs must be between 0 and 20")
+        name = req.get("model") or ""
+        self._resolve(name, 404, "model '' not found")
+        prompt = req.get("prompt") or ""
+        if not prompt and req["_keep_alive_zero"]:
+            return self._short(name, "unload", chat=False), None
+        if req.get("raw") and (req.get("template") or req.get("system") or req.get("context")):
+            raise HTTPFail(400, "raw mode does not support template, system, or context")
+        opts = self._common(req, ["insert"] if req.get("suffix") else [])
+        self.last_used = time.time_ns()
+        loaded = time.monotonic_ns()
+        if not prompt:
+            return self._short(name, "load", chat=False), None
+        if req.get("template"):
+            raise HTTPFail(500, "template overrides are not supported by this front")
+        if not req.get("raw"):
+            msgs = ([{"role": "system", "content": req["system"]}] if req.get("system") else [])
+            prompt = self.chat_prompt(msgs + [{"role": "user", "content": prompt}], req.get("truncate", True) is not False)
+            if req.get("context") is not None:
+                prompt = self.up.detokenize(req["context"]) + prompt
+
+        def gen() -> Chunks:
+            text = []
+            for kind, val in self.up.completion(prompt, opts, raw.get("format"), alive):
+                res = {"model": name, "created_at": go_time(), "response": val if kind == "chunk" else val["content"],
+                       "done": kind == "done"}
+                text.append(res["response"])
+                if kind == "done":
+                    res["done_reason"] = val["done_reason"]
+                    if not req.get("raw"):
+                        res["context"] = self.up.tokenize(prompt + "".join(text))
+                    res.update(metrics(val, start, loaded))
+                yield res
+        return None, gen()
+
+    @staticmethod
+    def _short(name: str, reason: str, chat: bool) -> dict[str, Any]:
+        """The answer to a load or unload request (no messages or prompt)."""
+        res = {"model": name, "created_at": go_time()}
+        res.update({"message": {"role": "assistant", "content": ""}} if chat else {"response": ""})
+        res.update(done=True, done_reason=reason)
+        return res
+
+    def show(self, req: dict[str, Any]) -> dict[str, Any]:
+        name_str = req.get("model") or req.get("name")
+        if not name_str:
+            raise HTTPFail(400, "model is required")
+        name = parse_name(name_str)
+        if name is None:
+            raise HTTPFail(400, "invalid model name")
+        if not self.model.matches(name):
+            raise HTTPFail(404, "model '%s' not found" % display_shortest(name))
+        return self.model.show(bool(req.get("verbose")))
+
+    def ps(self) -> dict[str, Any]:
+        if self.last_used is None:
+            return {"models": []}
+        e = self.model.list_entry(with_caps=False)
+        del e["modified_at"]
+        e.update(expires_at=go_time(self.last_used + 300 * 10**9, utc=False), size_vram=0,
+                 context_length=self.up.context_length())
+        return {"models": [e]}
+
+
+def merge_chunks(chunks: Chunks, chat: bool) -> dict[str, Any]:
+    """The non-streaming path: concatenate text, keep everything else from the last chunk."""
+    last, text = None, []
+    for res in chunks:
+        text.append(res["message"]["content"] if chat else res["response"])
+        last = res
+    if last is None:  # stream ended without any chunk: Go's zero value
+        last = {"model": "", "created_at": "0001-01-01T00:00:00Z"}
+        last.update({"message": {"role": "", "content": ""}} if chat else {"response": ""})
+        last["done"] = False
+    if chat:
+        last["message"]["content"] = "".join(text)
+    else:
+        last["response"] = "".join(text)
+    return last
+
