@@ -198,3 +198,6 @@ fn is_load_request(route: Route, body: &Map<String, Value>) -> bool {
             .is_none_or(str::is_empty),
     }
 }
+
+#[cfg(test)]
+mod tests;
