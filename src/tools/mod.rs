@@ -117,7 +117,6 @@ pub mod envelope;
 pub mod history;
 pub mod parse;
 pub mod prompt;
-mod scan;
 pub mod spec;
 pub mod stream;
 pub mod synthesize;

@@ -12,8 +12,8 @@
 
 use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE};
 use super::parse::{ModelOutput, ParseError, answer_content, call_from_value, parse_output};
-use super::scan::{Capture, RawScan, Unescaper};
 use super::{ToolCall, ToolSet};
+use crate::wire::json_scan::{Capture, RawScan, Unescaper};
 
 /// Something the caller can forward to the client.
 #[derive(Debug, Clone, PartialEq)]

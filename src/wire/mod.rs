@@ -5,6 +5,7 @@
 
 pub mod content;
 pub mod gojson;
+pub mod json_scan;
 pub mod model_name;
 pub mod path;
 pub mod upstream_error;

@@ -1,11 +1,11 @@
-//! Character-level JSON scanners used by the stream extractor: an
-//! incremental string unescaper, a raw value pass-through and a balanced
-//! object capture. Each consumes one `char` at a time, so input may be
-//! split anywhere.
+//! Character-level JSON scanners for text a model streams: an incremental
+//! string unescaper, a raw value pass-through and a balanced object
+//! capture. Each consumes one `char` at a time, so input may be split
+//! anywhere.
 
 /// Incremental JSON string decoder (after the opening quote).
 #[derive(Debug, Default)]
-pub(crate) struct Unescaper {
+pub struct Unescaper {
     escape: bool,
     /// Hex digits of a `\u` escape being read.
     hex: Option<(u32, u8)>,
@@ -15,7 +15,7 @@ pub(crate) struct Unescaper {
 
 impl Unescaper {
     /// Decode `c` into `out`; true at the closing quote.
-    pub(crate) fn push(&mut self, c: char, out: &mut String) -> bool {
+    pub fn push(&mut self, c: char, out: &mut String) -> bool {
         if let Some((acc, n)) = self.hex {
             match c.to_digit(16) {
                 Some(d) if n < 3 => self.hex = Some((acc * 16 + d, n + 1)),
@@ -87,7 +87,7 @@ impl Unescaper {
 
 /// Raw pass-through of one JSON value, dropping whitespace outside strings.
 #[derive(Debug, Default)]
-pub(crate) struct RawScan {
+pub struct RawScan {
     depth: usize,
     started: bool,
     in_string: bool,
@@ -97,12 +97,12 @@ pub(crate) struct RawScan {
 
 impl RawScan {
     /// A bare scalar (number, `true`, …) ends with the output.
-    pub(crate) fn complete_at_eof(&self) -> bool {
+    pub fn complete_at_eof(&self) -> bool {
         self.scalar && !self.in_string && self.depth == 0
     }
 
     /// Copy `c` to `out` if it belongs to the value; true once complete.
-    pub(crate) fn push(&mut self, c: char, out: &mut String) -> bool {
+    pub fn push(&mut self, c: char, out: &mut String) -> bool {
         if self.in_string {
             out.push(c);
             if self.escape {
@@ -140,15 +140,15 @@ impl RawScan {
 
 /// Capture of one object's text up to its balanced closing brace.
 #[derive(Debug)]
-pub(crate) struct Capture {
-    pub(crate) text: String,
+pub struct Capture {
+    pub text: String,
     depth: usize,
     in_string: bool,
     escape: bool,
 }
 
 impl Capture {
-    pub(crate) fn start() -> Capture {
+    pub fn start() -> Capture {
         Capture {
             text: String::from("{"),
             depth: 1,
@@ -158,7 +158,7 @@ impl Capture {
     }
 
     /// Append `c`; true when the object is closed.
-    pub(crate) fn push(&mut self, c: char) -> bool {
+    pub fn push(&mut self, c: char) -> bool {
         self.text.push(c);
         if self.in_string {
             if self.escape {
