@@ -1,0 +1,577 @@
+//! The errors Go's `encoding/json` gives when Ollama decodes a mistyped
+//! `MessagesRequest` (`c.ShouldBindJSON`, answered as a 400), and when
+//! `convertTool` decodes an `input_schema` into `api.ToolFunctionParameters`.
+//!
+//! Go keeps decoding after a field of the wrong type and reports the first
+//! one; an error from a custom `UnmarshalJSON` (messages, tool arguments,
+//! tool properties) stops decoding and wins. An error inside a custom
+//! decoder is renamed by the decoder around it: the outer struct, the
+//! field path from the outer root.
+//!
+//! Not modelled: Go matches field names case-insensitively ("Model" sets
+//! `model`); here only exact names are checked and read.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// A decoding failure, worded as Go words it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GoError {
+    /// `*json.UnmarshalTypeError`.
+    Type {
+        value: String,
+        ty: &'static str,
+        strukt: &'static str,
+        field: String,
+    },
+    /// Any other error (a syntax error, a custom decoder's own).
+    Other(&'static str),
+}
+
+impl GoError {
+    fn mismatch(value: &Value, ty: &'static str) -> Self {
+        GoError::Type {
+            value: kind(value).to_string(),
+            ty,
+            strukt: "",
+            field: String::new(),
+        }
+    }
+
+    /// The error as the decoder around a custom decoder reports it.
+    fn within(self, strukt: &'static str, path: &[&'static str]) -> Self {
+        match self {
+            GoError::Type {
+                value, ty, field, ..
+            } if !strukt.is_empty() || !path.is_empty() => {
+                let mut parts: Vec<&str> = path.to_vec();
+                if !field.is_empty() {
+                    parts.push(&field);
+                }
+                GoError::Type {
+                    value,
+                    ty,
+                    strukt,
+                    field: parts.join("."),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for GoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GoError::Type {
+                value,
+                ty,
+                strukt,
+                field,
+            } if strukt.is_empty() && field.is_empty() => {
+                write!(
+                    f,
+                    "json: cannot unmarshal {value} into Go value of type {ty}"
+                )
+            }
+            GoError::Type {
+                value,
+                ty,
+                strukt,
+                field,
+            } => write!(
+                f,
+                "json: cannot unmarshal {value} into Go struct field {strukt}.{field} of type {ty}"
+            ),
+            GoError::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+/// `jsonparser.MalformedObjectError`: what Ollama's ordered maps (tool
+/// arguments, tool properties) answer for anything but an object.
+const MALFORMED_OBJECT: &str = "Value looks like object, but can't find closing '}' symbol";
+
+/// `MessageParam.UnmarshalJSON` first decodes into this anonymous struct.
+const RAW_MESSAGE: &str = "struct { Role string \"json:\\\"role\\\"\"; Content json.RawMessage \"json:\\\"content\\\"\" }";
+
+/// A Go type, as far as its decoding errors go.
+#[derive(Clone, Copy)]
+enum Ty {
+    Str,
+    Int,
+    F64,
+    Bool,
+    Any,
+    Slice(&'static Ty, &'static str),
+    Struct(&'static Fields),
+    /// `MessageParam` (custom `UnmarshalJSON`).
+    Message,
+    /// `api.ToolCallFunctionArguments` (an ordered map).
+    Args,
+    /// `api.PropertyType` (a string or a list of strings).
+    PropType,
+    /// `*api.ToolPropertiesMap` (an ordered map of `ToolProperty`).
+    Props,
+}
+
+impl Ty {
+    fn go_name(self) -> &'static str {
+        match self {
+            Ty::Str => "string",
+            Ty::Int => "int",
+            Ty::F64 => "float64",
+            Ty::Bool => "bool",
+            Ty::Slice(_, name) => name,
+            Ty::Struct(s) => s.go,
+            Ty::Any | Ty::Message | Ty::Args | Ty::PropType | Ty::Props => "",
+        }
+    }
+}
+
+struct Fields {
+    name: &'static str,
+    go: &'static str,
+    fields: &'static [(&'static str, Ty)],
+}
+
+const STRINGS: Ty = Ty::Slice(&Ty::Str, "[]string");
+
+static REQUEST: Fields = Fields {
+    name: "MessagesRequest",
+    go: "anthropic.MessagesRequest",
+    fields: &[
+        ("model", Ty::Str),
+        ("max_tokens", Ty::Int),
+        (
+            "messages",
+            Ty::Slice(&Ty::Message, "[]anthropic.MessageParam"),
+        ),
+        ("system", Ty::Any),
+        ("stream", Ty::Bool),
+        ("temperature", Ty::F64),
+        ("top_p", Ty::F64),
+        ("top_k", Ty::Int),
+        ("stop_sequences", STRINGS),
+        ("tools", Ty::Slice(&TOOL, "[]anthropic.Tool")),
+        ("tool_choice", Ty::Struct(&TOOL_CHOICE)),
+        ("thinking", Ty::Struct(&THINKING)),
+        ("metadata", Ty::Struct(&METADATA)),
+        ("output_config", Ty::Struct(&OUTPUT_CONFIG)),
+    ],
+};
+
+static TOOL: Ty = Ty::Struct(&TOOL_FIELDS);
+static TOOL_FIELDS: Fields = Fields {
+    name: "Tool",
+    go: "anthropic.Tool",
+    fields: &[
+        ("type", Ty::Str),
+        ("name", Ty::Str),
+        ("description", Ty::Str),
+        ("input_schema", Ty::Any),
+        ("max_uses", Ty::Int),
+    ],
+};
+
+static TOOL_CHOICE: Fields = Fields {
+    name: "ToolChoice",
+    go: "anthropic.ToolChoice",
+    fields: &[
+        ("type", Ty::Str),
+        ("name", Ty::Str),
+        ("disable_parallel_tool_use", Ty::Bool),
+    ],
+};
+
+static THINKING: Fields = Fields {
+    name: "ThinkingConfig",
+    go: "anthropic.ThinkingConfig",
+    fields: &[("type", Ty::Str), ("budget_tokens", Ty::Int)],
+};
+
+static METADATA: Fields = Fields {
+    name: "Metadata",
+    go: "anthropic.Metadata",
+    fields: &[("user_id", Ty::Str)],
+};
+
+static OUTPUT_CONFIG: Fields = Fields {
+    name: "OutputConfig",
+    go: "anthropic.OutputConfig",
+    fields: &[("effort", Ty::Str)],
+};
+
+static BLOCK: Ty = Ty::Struct(&BLOCK_FIELDS);
+static BLOCK_FIELDS: Fields = Fields {
+    name: "ContentBlock",
+    go: "anthropic.ContentBlock",
+    fields: &[
+        ("type", Ty::Str),
+        ("text", Ty::Str),
+        ("citations", Ty::Slice(&CITATION, "[]anthropic.Citation")),
+        ("source", Ty::Struct(&IMAGE_SOURCE)),
+        ("id", Ty::Str),
+        ("name", Ty::Str),
+        ("input", Ty::Args),
+        ("tool_use_id", Ty::Str),
+        ("content", Ty::Any),
+        ("is_error", Ty::Bool),
+        ("thinking", Ty::Str),
+        ("signature", Ty::Str),
+    ],
+};
+
+static CITATION: Ty = Ty::Struct(&CITATION_FIELDS);
+static CITATION_FIELDS: Fields = Fields {
+    name: "Citation",
+    go: "anthropic.Citation",
+    fields: &[
+        ("type", Ty::Str),
+        ("url", Ty::Str),
+        ("title", Ty::Str),
+        ("encrypted_index", Ty::Str),
+        ("cited_text", Ty::Str),
+    ],
+};
+
+static IMAGE_SOURCE: Fields = Fields {
+    name: "ImageSource",
+    go: "anthropic.ImageSource",
+    fields: &[
+        ("type", Ty::Str),
+        ("media_type", Ty::Str),
+        ("data", Ty::Str),
+        ("url", Ty::Str),
+    ],
+};
+
+static TOOL_PARAMS: Fields = Fields {
+    name: "ToolFunctionParameters",
+    go: "api.ToolFunctionParameters",
+    fields: &[
+        ("type", Ty::Str),
+        ("$defs", Ty::Any),
+        ("items", Ty::Any),
+        ("required", STRINGS),
+        ("properties", Ty::Props),
+    ],
+};
+
+static TOOL_PROPERTY: Ty = Ty::Struct(&TOOL_PROPERTY_FIELDS);
+static TOOL_PROPERTY_FIELDS: Fields = Fields {
+    name: "ToolProperty",
+    go: "api.ToolProperty",
+    fields: &[
+        ("anyOf", Ty::Slice(&TOOL_PROPERTY, "[]api.ToolProperty")),
+        ("type", Ty::PropType),
+        ("items", Ty::Any),
+        ("description", Ty::Str),
+        ("enum", Ty::Slice(&Ty::Any, "[]interface {}")),
+        ("properties", Ty::Props),
+        ("required", STRINGS),
+    ],
+};
+
+/// Go's name for the kind of a JSON value in a type error.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The error `c.ShouldBindJSON(&MessagesRequest)` gives `req`, if any.
+pub fn request(req: &Map<String, Value>) -> Result<(), GoError> {
+    let mut d = Decoder::default();
+    d.fields(req, &REQUEST, &mut Vec::new())?;
+    d.finish()
+}
+
+/// The error `json.Unmarshal(input_schema, &api.ToolFunctionParameters{})`
+/// gives, if any.
+pub fn tool_schema(schema: &Value) -> Result<(), GoError> {
+    root(schema, Ty::Struct(&TOOL_PARAMS))
+}
+
+/// Whether a content block (a `system` entry) decodes into a
+/// `ContentBlock` without error.
+pub fn is_content_block(v: &Value) -> bool {
+    root(v, BLOCK).is_ok()
+}
+
+/// One `json.Unmarshal` call: a stopping error, else the first type error.
+fn root(v: &Value, ty: Ty) -> Result<(), GoError> {
+    let mut d = Decoder::default();
+    d.value(v, ty, "", &mut Vec::new())?;
+    d.finish()
+}
+
+#[derive(Default)]
+struct Decoder {
+    saved: Option<GoError>,
+}
+
+impl Decoder {
+    fn finish(self) -> Result<(), GoError> {
+        self.saved.map_or(Ok(()), Err)
+    }
+
+    fn save(&mut self, value: String, ty: Ty, strukt: &'static str, path: &[&'static str]) {
+        if self.saved.is_none() {
+            self.saved = Some(GoError::Type {
+                value,
+                ty: ty.go_name(),
+                strukt,
+                field: path.join("."),
+            });
+        }
+    }
+
+    fn fields(
+        &mut self,
+        map: &Map<String, Value>,
+        s: &'static Fields,
+        path: &mut Vec<&'static str>,
+    ) -> Result<(), GoError> {
+        for (key, val) in map {
+            if let Some((name, ty)) = s.fields.iter().find(|(n, _)| n == key) {
+                path.push(name);
+                let r = self.value(val, *ty, s.name, path);
+                path.pop();
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    fn value(
+        &mut self,
+        v: &Value,
+        ty: Ty,
+        strukt: &'static str,
+        path: &mut Vec<&'static str>,
+    ) -> Result<(), GoError> {
+        match (ty, v) {
+            (Ty::Message, _) => message(v).map_err(|e| e.within(strukt, path)),
+            (Ty::Args, Value::Null | Value::Object(_)) | (Ty::Props, Value::Null) => Ok(()),
+            (Ty::Props, Value::Object(props)) => {
+                for prop in props.values() {
+                    root(prop, TOOL_PROPERTY).map_err(|e| e.within(strukt, path))?;
+                }
+                Ok(())
+            }
+            (Ty::Args | Ty::Props, _) => Err(GoError::Other(MALFORMED_OBJECT)),
+            (Ty::PropType, _) => prop_type(v).map_err(|e| e.within(strukt, path)),
+            (_, Value::Null) | (Ty::Any, _) => Ok(()),
+            (Ty::Str, Value::String(_))
+            | (Ty::Bool, Value::Bool(_))
+            | (Ty::F64, Value::Number(_)) => Ok(()),
+            (Ty::Int, Value::Number(n)) => {
+                if n.as_i64().is_none() {
+                    self.save(format!("number {n}"), ty, strukt, path);
+                }
+                Ok(())
+            }
+            (Ty::Slice(elem, _), Value::Array(items)) => {
+                for item in items {
+                    self.value(item, *elem, strukt, path)?;
+                }
+                Ok(())
+            }
+            (Ty::Struct(s), Value::Object(map)) => self.fields(map, s, path),
+            (_, other) => {
+                self.save(kind(other).to_string(), ty, strukt, path);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `MessageParam.UnmarshalJSON`: the role and raw content first, then the
+/// content as a string, else as a list of blocks.
+fn message(v: &Value) -> Result<(), GoError> {
+    let empty = Map::new();
+    let obj = match v {
+        Value::Null => &empty,
+        Value::Object(o) => o,
+        other => return Err(GoError::mismatch(other, RAW_MESSAGE)),
+    };
+    if let Some(role) = obj.get("role")
+        && !matches!(role, Value::String(_) | Value::Null)
+    {
+        return Err(GoError::Type {
+            value: kind(role).to_string(),
+            ty: "string",
+            strukt: "",
+            field: "role".into(),
+        });
+    }
+    match obj.get("content") {
+        None => Err(GoError::Other("unexpected end of JSON input")),
+        Some(Value::Null | Value::String(_)) => Ok(()),
+        Some(blocks @ Value::Array(_)) => {
+            root(blocks, Ty::Slice(&BLOCK, "[]anthropic.ContentBlock"))
+        }
+        Some(other) => Err(GoError::mismatch(other, "[]anthropic.ContentBlock")),
+    }
+}
+
+/// `PropertyType.UnmarshalJSON`: a string, else a list of strings.
+fn prop_type(v: &Value) -> Result<(), GoError> {
+    match v {
+        Value::Null | Value::String(_) => Ok(()),
+        Value::Array(items) => items
+            .iter()
+            .find(|i| !matches!(i, Value::Null | Value::String(_)))
+            .map_or(Ok(()), |bad| Err(GoError::mismatch(bad, "string"))),
+        other => Err(GoError::mismatch(other, "[]string")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn req_err(v: Value) -> String {
+        request(v.as_object().unwrap()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn well_typed_requests_pass() {
+        let v = json!({
+            "model": "m", "max_tokens": 10, "stream": null, "temperature": 1,
+            "system": [{"type": "text", "text": "s"}], "stop_sequences": ["x"],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "a", "name": "f", "input": {"x": 1}},
+                    {"type": "thinking", "thinking": "t", "signature": "s"}
+                ]},
+                {"role": "user", "content": null}
+            ],
+            "tools": [{"name": "f", "input_schema": {"type": "object"}}],
+            "tool_choice": {"type": "any"}, "thinking": {"type": "enabled", "budget_tokens": 5},
+            "unknown": 3
+        });
+        assert_eq!(request(v.as_object().unwrap()), Ok(()));
+    }
+
+    #[test]
+    fn type_errors_read_like_go() {
+        assert_eq!(
+            req_err(json!({"max_tokens": "10"})),
+            "json: cannot unmarshal string into Go struct field MessagesRequest.max_tokens of type int"
+        );
+        assert_eq!(
+            req_err(json!({"max_tokens": 1.5})),
+            "json: cannot unmarshal number 1.5 into Go struct field MessagesRequest.max_tokens of type int"
+        );
+        assert_eq!(
+            req_err(json!({"model": 3, "max_tokens": "x"})),
+            "json: cannot unmarshal number into Go struct field MessagesRequest.model of type string"
+        );
+        assert_eq!(
+            req_err(json!({"tool_choice": "auto"})),
+            "json: cannot unmarshal string into Go struct field MessagesRequest.tool_choice of type anthropic.ToolChoice"
+        );
+        assert_eq!(
+            req_err(json!({"tools": [{"name": 1}]})),
+            "json: cannot unmarshal number into Go struct field Tool.tools.name of type string"
+        );
+        assert_eq!(
+            req_err(json!({"stop_sequences": "x"})),
+            "json: cannot unmarshal string into Go struct field MessagesRequest.stop_sequences of type []string"
+        );
+        assert_eq!(
+            req_err(json!({"messages": {}})),
+            "json: cannot unmarshal object into Go struct field MessagesRequest.messages of type []anthropic.MessageParam"
+        );
+    }
+
+    #[test]
+    fn message_errors_stop_decoding_and_win() {
+        // A type error before it is overridden by the message's own error.
+        assert_eq!(
+            req_err(json!({"model": 1, "messages": [{"role": "user"}]})),
+            "unexpected end of JSON input"
+        );
+        assert_eq!(
+            req_err(json!({"messages": [{"role": 1, "content": "x"}]})),
+            "json: cannot unmarshal number into Go struct field MessagesRequest.messages.role of type string"
+        );
+        assert_eq!(
+            req_err(json!({"messages": [{"role": "user", "content": 5}]})),
+            "json: cannot unmarshal number into Go struct field MessagesRequest.messages of type []anthropic.ContentBlock"
+        );
+        assert_eq!(
+            req_err(
+                json!({"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]})
+            ),
+            "json: cannot unmarshal number into Go struct field MessagesRequest.messages.text of type string"
+        );
+        assert_eq!(
+            req_err(
+                json!({"messages": [{"role": "user", "content": [{"type": "image", "source": {"data": 1}}]}]})
+            ),
+            "json: cannot unmarshal number into Go struct field MessagesRequest.messages.source.data of type string"
+        );
+        assert_eq!(
+            req_err(json!({"messages": [{"role": "user", "content": ["x"]}]})),
+            "json: cannot unmarshal string into Go struct field MessagesRequest.messages of type anthropic.ContentBlock"
+        );
+        assert_eq!(
+            req_err(
+                json!({"messages": [{"role": "assistant", "content": [{"type": "tool_use", "input": "x"}]}]})
+            ),
+            MALFORMED_OBJECT
+        );
+        assert!(req_err(json!({"messages": ["hi"]})).starts_with(
+            "json: cannot unmarshal string into Go struct field MessagesRequest.messages of type struct { Role string"
+        ));
+    }
+
+    #[test]
+    fn tool_schemas_decode_like_tool_function_parameters() {
+        assert_eq!(
+            tool_schema(
+                &json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}})
+            ),
+            Ok(())
+        );
+        assert_eq!(tool_schema(&json!(null)), Ok(()));
+        assert_eq!(
+            tool_schema(&json!("x")).unwrap_err().to_string(),
+            "json: cannot unmarshal string into Go value of type api.ToolFunctionParameters"
+        );
+        assert_eq!(
+            tool_schema(&json!({"type": 1})).unwrap_err().to_string(),
+            "json: cannot unmarshal number into Go struct field ToolFunctionParameters.type of type string"
+        );
+        assert_eq!(
+            tool_schema(&json!({"properties": []}))
+                .unwrap_err()
+                .to_string(),
+            MALFORMED_OBJECT
+        );
+        assert_eq!(
+            tool_schema(&json!({"properties": {"a": {"description": 5}}}))
+                .unwrap_err()
+                .to_string(),
+            "json: cannot unmarshal number into Go struct field ToolFunctionParameters.properties.description of type string"
+        );
+        assert_eq!(
+            tool_schema(&json!({"properties": {"a": {"properties": {"b": {"type": 3}}}}}))
+                .unwrap_err()
+                .to_string(),
+            "json: cannot unmarshal number into Go struct field ToolFunctionParameters.properties.properties.type of type []string"
+        );
+    }
+}

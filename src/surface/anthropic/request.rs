@@ -1,0 +1,491 @@
+//! Anthropic `MessagesRequest` → Ollama `/api/chat` body, the way Ollama's
+//! own layer converts it (`anthropic.FromMessagesRequest`, `convertMessage`,
+//! `convertTool`, after the checks of `middleware.AnthropicMessagesMiddleware`),
+//! plus what augur's tool emulation reads and Ollama ignores: `tool_choice`,
+//! `parallel_tool_calls` and the `tool_name` of tool results.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::ProxyError;
+
+use super::{decode, estimate, go};
+
+/// The translated request and what the answer needs to be rendered.
+#[derive(Debug, Clone)]
+pub struct Translated {
+    /// The Ollama `/api/chat` body.
+    pub body: Map<String, Value>,
+    /// Whether the client asked for a stream (Anthropic's default: no).
+    pub stream: bool,
+    /// The model as the client named it.
+    pub model: String,
+    /// The client asked for thinking: `think` is `true` or a level.
+    pub thinking: bool,
+    /// The client turned thinking off (`thinking: {"type": "disabled"}`):
+    /// Ollama's model then produces none, so none is rendered.
+    pub thinking_off: bool,
+    /// Ollama's estimate of the input tokens, which `message_start` reports
+    /// when the first chunk has no `prompt_eval_count`.
+    pub estimated_input_tokens: u64,
+    /// A server-side `web_search_*` tool was declared. Ollama runs that
+    /// search loop itself (`WebSearchAnthropicWriter`); augur does not, so
+    /// such a request is best forwarded to Ollama's `/v1/messages`.
+    pub web_search: bool,
+}
+
+fn bad(message: impl Into<String>) -> ProxyError {
+    ProxyError::BadRequest(message.into())
+}
+
+fn str_of<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
+    m.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Translate an Anthropic Messages request. Errors are 400s with the texts
+/// Ollama answers.
+pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
+    decode::request(req).map_err(|e| bad(e.to_string()))?;
+    let model = str_of(req, "model").to_string();
+    if model.is_empty() {
+        return Err(bad("model is required"));
+    }
+    let max_tokens = req
+        .get("max_tokens")
+        .and_then(Value::as_i64)
+        .unwrap_or_default();
+    if max_tokens <= 0 {
+        return Err(bad("max_tokens is required and must be positive"));
+    }
+    let messages = req
+        .get("messages")
+        .and_then(Value::as_array)
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| bad("messages is required"))?;
+
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(system) = system_text(req.get("system")) {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    let mut call_names = HashMap::new();
+    for m in messages {
+        convert_message(m, &mut call_names, &mut out)?;
+    }
+
+    let mut options = Map::new();
+    options.insert("num_predict".into(), json!(max_tokens));
+    for key in ["temperature", "top_p", "top_k"] {
+        if let Some(v) = req.get(key).filter(|v| !v.is_null()) {
+            options.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(stops) = req
+        .get("stop_sequences")
+        .and_then(Value::as_array)
+        .filter(|s| !s.is_empty())
+    {
+        let stops: Vec<Value> = stops
+            .iter()
+            .map(|s| json!(s.as_str().unwrap_or_default()))
+            .collect();
+        options.insert("stop".into(), Value::Array(stops));
+    }
+
+    let declared = req
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let (tools, web_search) = convert_tools(declared)?;
+    let think = think(req);
+    let stream = req.get("stream").and_then(Value::as_bool).unwrap_or(false);
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(out));
+    body.insert("stream".into(), json!(stream));
+    if !tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("options".into(), Value::Object(options));
+    if let Some(think) = &think {
+        body.insert("think".into(), think.clone());
+    }
+    if let Some(Value::Object(choice)) = req.get("tool_choice") {
+        if let Some(choice) = tool_choice(choice) {
+            body.insert("tool_choice".into(), choice);
+        }
+        if choice.get("disable_parallel_tool_use") == Some(&Value::Bool(true)) {
+            body.insert("parallel_tool_calls".into(), json!(false));
+        }
+    }
+
+    let thinking = match &think {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.is_empty(),
+        _ => false,
+    };
+    Ok(Translated {
+        body,
+        stream,
+        model,
+        thinking,
+        thinking_off: think == Some(Value::Bool(false)),
+        estimated_input_tokens: estimate::input_tokens(req),
+        web_search,
+    })
+}
+
+/// Ollama's `relax_thinking`: on `/v1/messages` a request for thinking to
+/// a model that cannot think is answered without thinking rather than
+/// refused ("does not support thinking"). Removes a truthy `think` from
+/// `body`; true if it did. For the route, when the model lacks the
+/// `thinking` capability and augur does not emulate thinking.
+pub fn relax_think(body: &mut Map<String, Value>) -> bool {
+    let truthy = match body.get("think") {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.is_empty(),
+        _ => false,
+    };
+    if truthy {
+        body.remove("think");
+    }
+    truthy
+}
+
+/// `system` as one string: itself, or its text blocks joined; empty ⇒ none.
+fn system_text(system: Option<&Value>) -> Option<String> {
+    let text = match system? {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => return None,
+    };
+    (!text.is_empty()).then_some(text)
+}
+
+/// `thinking` → `think`: enabled ⇒ true, disabled ⇒ false, otherwise
+/// `output_config.effort` (`xhigh` read as `high`) when it is a level.
+fn think(req: &Map<String, Value>) -> Option<Value> {
+    let kind = req
+        .get("thinking")
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str);
+    match kind {
+        Some("enabled") => return Some(json!(true)),
+        Some("disabled") => return Some(json!(false)),
+        _ => {}
+    }
+    let effort = req
+        .get("output_config")
+        .and_then(|c| c.get("effort"))
+        .and_then(Value::as_str)?
+        .trim()
+        .to_lowercase();
+    match effort.as_str() {
+        "xhigh" => Some(json!("high")),
+        "high" | "medium" | "low" | "max" => Some(json!(effort)),
+        _ => None,
+    }
+}
+
+/// `tool_choice` in the form augur's tool emulation reads (Ollama itself
+/// ignores it). An unknown `type` is left out, as Ollama accepts it; a
+/// `tool` without a name is kept so emulation refuses it.
+fn tool_choice(choice: &Map<String, Value>) -> Option<Value> {
+    Some(match str_of(choice, "type") {
+        "auto" => json!("auto"),
+        "any" => json!("required"),
+        "none" => json!("none"),
+        "tool" => match str_of(choice, "name") {
+            "" => json!({"type": "tool"}),
+            name => json!({"type": "function", "function": {"name": name}}),
+        },
+        _ => return None,
+    })
+}
+
+/// `convertTool` for each declared tool; true if a server-side web search
+/// tool is among them (a client tool named `web_search` is then dropped).
+fn convert_tools(tools: &[Value]) -> Result<(Vec<Value>, bool), ProxyError> {
+    let empty = Map::new();
+    fn kind(t: &Value) -> &str {
+        t.get("type").and_then(Value::as_str).unwrap_or_default()
+    }
+    let web_search = tools.iter().any(|t| kind(t).starts_with("web_search"));
+    let mut out = Vec::with_capacity(tools.len());
+    for t in tools {
+        let tool = t.as_object().unwrap_or(&empty);
+        let name = str_of(tool, "name");
+        if kind(t).starts_with("web_search") {
+            out.push(web_search_tool());
+            continue;
+        }
+        if web_search && name == "web_search" {
+            continue;
+        }
+        let mut function = Map::new();
+        function.insert("name".into(), json!(name));
+        let description = str_of(tool, "description");
+        if !description.is_empty() {
+            function.insert("description".into(), json!(description));
+        }
+        // The schema goes upstream as the client wrote it (Ollama keeps only
+        // what `ToolFunctionParameters` has; augur validates against it all),
+        // after the check Ollama's decoding of it makes.
+        if let Some(schema) = tool.get("input_schema").filter(|s| !s.is_null()) {
+            decode::tool_schema(schema)
+                .map_err(|e| bad(format!("invalid input_schema for tool {name:?}: {e}")))?;
+            function.insert("parameters".into(), schema.clone());
+        }
+        out.push(json!({"type": "function", "function": function}));
+    }
+    Ok((out, web_search))
+}
+
+/// The function Ollama declares for Anthropic's server-side web search.
+fn web_search_tool() -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "description": "Search the web for current information. Use this to find up-to-date information about any topic.",
+            "parameters": {
+                "type": "object",
+                "required": ["query"],
+                "properties": {
+                    "query": {"type": "string", "description": "The search query to look up on the web"}
+                }
+            }
+        }
+    })
+}
+
+/// `convertMessage`: one Anthropic message → Ollama messages. Tool results
+/// become `tool` messages (before the user's own text, for a user turn);
+/// tool calls keep their ids; `call_names` remembers each call's name so
+/// its result can carry `tool_name`.
+fn convert_message(
+    m: &Value,
+    call_names: &mut HashMap<String, String>,
+    out: &mut Vec<Value>,
+) -> Result<(), ProxyError> {
+    let empty = Map::new();
+    let obj = m.as_object().unwrap_or(&empty);
+    let role = str_of(obj, "role").to_lowercase();
+    let blocks = match obj.get("content") {
+        Some(Value::String(text)) => {
+            if !text.is_empty() {
+                out.push(json!({"role": role, "content": text}));
+            }
+            return Ok(());
+        }
+        Some(Value::Array(blocks)) => blocks.as_slice(),
+        _ => &[],
+    };
+
+    let mut text = String::new();
+    let mut images = Vec::new();
+    let mut calls = Vec::new();
+    let mut thinking = String::new();
+    let mut results = Vec::new();
+    for block in blocks {
+        let Some(b) = block.as_object() else { continue };
+        match str_of(b, "type") {
+            "text" => {
+                if let Some(t) = b.get("text").and_then(Value::as_str) {
+                    text.push_str(t);
+                }
+            }
+            "image" => {
+                let Some(Value::Object(source)) = b.get("source") else {
+                    return Err(bad("invalid image source"));
+                };
+                images.push(image(str_of(source, "type"), str_of(source, "data"))?);
+            }
+            "tool_use" => {
+                let id = str_of(b, "id");
+                if id.is_empty() {
+                    return Err(bad("tool_use block missing required 'id' field"));
+                }
+                let name = str_of(b, "name");
+                if name.is_empty() {
+                    return Err(bad("tool_use block missing required 'name' field"));
+                }
+                call_names.insert(id.to_string(), name.to_string());
+                calls.push(tool_call(id, name, b.get("input")));
+            }
+            "server_tool_use" => {
+                let (id, name) = (str_of(b, "id"), str_of(b, "name"));
+                if !id.is_empty() {
+                    call_names.insert(id.to_string(), name.to_string());
+                }
+                calls.push(tool_call(id, name, b.get("input")));
+            }
+            "tool_result" => {
+                let (content, result_images) = tool_result_content(b.get("content"))?;
+                results.push(tool_message(
+                    content,
+                    result_images,
+                    str_of(b, "tool_use_id"),
+                    call_names,
+                ));
+            }
+            "web_search_tool_result" => {
+                let content = web_search_result_text(b.get("content"));
+                results.push(tool_message(
+                    content,
+                    Vec::new(),
+                    str_of(b, "tool_use_id"),
+                    call_names,
+                ));
+            }
+            "thinking" => {
+                if let Some(t) = b.get("thinking").and_then(Value::as_str) {
+                    thinking = t.to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    if role == "user" {
+        out.append(&mut results);
+    }
+    if !text.is_empty() || !images.is_empty() || !calls.is_empty() || !thinking.is_empty() {
+        let mut message = Map::new();
+        message.insert("role".into(), json!(role));
+        message.insert("content".into(), json!(text));
+        if !thinking.is_empty() {
+            message.insert("thinking".into(), json!(thinking));
+        }
+        if !images.is_empty() {
+            message.insert("images".into(), Value::Array(images));
+        }
+        if !calls.is_empty() {
+            message.insert("tool_calls".into(), Value::Array(calls));
+        }
+        out.push(Value::Object(message));
+    }
+    out.append(&mut results);
+    Ok(())
+}
+
+/// An Ollama tool call; absent or null input ⇒ `{}`.
+fn tool_call(id: &str, name: &str, input: Option<&Value>) -> Value {
+    let arguments = input
+        .filter(|i| i.is_object())
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let mut call = Map::new();
+    if !id.is_empty() {
+        call.insert("id".into(), json!(id));
+    }
+    call.insert(
+        "function".into(),
+        json!({"index": 0, "name": name, "arguments": arguments}),
+    );
+    Value::Object(call)
+}
+
+/// A `tool` message answering call `id`, named when the call is known.
+fn tool_message(
+    content: String,
+    images: Vec<Value>,
+    id: &str,
+    call_names: &HashMap<String, String>,
+) -> Value {
+    let mut m = Map::new();
+    m.insert("role".into(), json!("tool"));
+    m.insert("content".into(), json!(content));
+    if !images.is_empty() {
+        m.insert("images".into(), Value::Array(images));
+    }
+    if let Some(name) = call_names.get(id).filter(|n| !n.is_empty()) {
+        m.insert("tool_name".into(), json!(name));
+    }
+    if !id.is_empty() {
+        m.insert("tool_call_id".into(), json!(id));
+    }
+    Value::Object(m)
+}
+
+/// `resolveImageSource`: base64 data only, checked as Go decodes it (the
+/// data goes upstream as sent; Ollama decodes it the same way again).
+fn image(kind: &str, data: &str) -> Result<Value, ProxyError> {
+    if kind != "base64" {
+        return Err(bad(format!(
+            "invalid image source type: {kind}. Only base64 images are supported."
+        )));
+    }
+    go::base64_std(data).map_err(|at| {
+        bad(format!(
+            "invalid base64 image data: illegal base64 data at input byte {at}"
+        ))
+    })?;
+    Ok(json!(data))
+}
+
+/// `convertToolResultContent`: a string, or the text and images of a list
+/// of blocks.
+fn tool_result_content(content: Option<&Value>) -> Result<(String, Vec<Value>), ProxyError> {
+    let Some(Value::Array(items)) = content else {
+        let text = content.and_then(Value::as_str).unwrap_or_default();
+        return Ok((text.to_string(), Vec::new()));
+    };
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for item in items.iter().filter_map(Value::as_object) {
+        match item.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = item.get("text").and_then(Value::as_str) {
+                    text.push_str(t);
+                }
+            }
+            Some("image") => {
+                let Some(Value::Object(source)) = item.get("source") else {
+                    return Err(bad("invalid tool_result image source"));
+                };
+                images.push(image(str_of(source, "type"), str_of(source, "data"))?);
+            }
+            _ => {}
+        }
+    }
+    Ok((text, images))
+}
+
+/// `formatWebSearchToolResultContent`.
+fn web_search_result_text(content: Option<&Value>) -> String {
+    fn error_text(item: &Map<String, Value>) -> String {
+        match str_of(item, "error_code") {
+            "" => "web_search_tool_result_error".into(),
+            code => format!("web_search_tool_result_error: {code}"),
+        }
+    }
+    let is_error = |o: &Map<String, Value>| str_of(o, "type") == "web_search_tool_result_error";
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => {
+            let mut out = String::new();
+            for item in items.iter().filter_map(Value::as_object) {
+                if is_error(item) {
+                    return error_text(item);
+                }
+                if str_of(item, "type") == "web_search_result" {
+                    out.push_str(&format!(
+                        "- {}: {}\n",
+                        str_of(item, "title"),
+                        str_of(item, "url")
+                    ));
+                }
+            }
+            out
+        }
+        Some(Value::Object(o)) if is_error(o) => error_text(o),
+        other => go::marshal_sorted(other.unwrap_or(&Value::Null)),
+    }
+}
