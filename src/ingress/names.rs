@@ -61,8 +61,19 @@ const KNOWN: [&str; 34] = [
     "top_p",
 ];
 
-/// Fields whose presence (not `null`) means augur may change the request.
-const ACTED_ON: [&str; 4] = ["format", "tools", "think", "response_format"];
+/// Fields whose presence (not `null`) means augur may change the request,
+/// on any surface: Ollama's `format`, `tools`, `think`; OpenAI's
+/// `response_format`, `text` (Responses) and `reasoning`; Anthropic's
+/// `thinking`.
+const ACTED_ON: [&str; 7] = [
+    "format",
+    "tools",
+    "think",
+    "response_format",
+    "text",
+    "reasoning",
+    "thinking",
+];
 
 /// Why a body was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
