@@ -278,6 +278,8 @@ async fn admit(
         usage,
     };
     parts.extensions.insert(admitted.clone());
+    // The error shape the client reads, for errors ending a forwarded stream.
+    parts.extensions.insert(route.flavor);
     Ok((Request::from_parts(parts, body), admitted, admission))
 }
 

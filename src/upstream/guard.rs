@@ -27,7 +27,10 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderValue;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 
-use crate::{error::ProxyError, telemetry::Timing};
+use crate::{
+    error::{Flavor, ProxyError},
+    telemetry::Timing,
+};
 
 /// The longest unfinished stream line held back; a longer one is passed
 /// on in pieces.
@@ -38,17 +41,20 @@ pub(super) const MAX_HELD_LINE: usize = 1 << 20;
 pub(super) enum Terminator {
     /// `{"error": "..."}\n` (what Ollama sends mid-stream).
     Ndjson,
-    /// `data: {"error": {...}}\n\n` (OpenAI-style streams).
-    Sse,
+    /// An error event: `data: {"error": {...}}` on OpenAI's streams,
+    /// `event: error` with Anthropic's error object on its streams.
+    Sse(Flavor),
     /// Nothing can be appended: abort the connection.
     None,
 }
 
 impl Terminator {
-    pub(super) fn for_content_type(ct: Option<&HeaderValue>) -> Self {
+    /// How a body of content type `ct` ends on failure, for a client that
+    /// reads errors in `flavor`'s shape.
+    pub(super) fn for_content_type(ct: Option<&HeaderValue>, flavor: Flavor) -> Self {
         match crate::wire::content::BodyKind::of(ct) {
             crate::wire::content::BodyKind::Ndjson => Terminator::Ndjson,
-            crate::wire::content::BodyKind::Sse => Terminator::Sse,
+            crate::wire::content::BodyKind::Sse => Terminator::Sse(flavor),
             crate::wire::content::BodyKind::Whole => Terminator::None,
         }
     }
@@ -58,11 +64,18 @@ impl Terminator {
     fn ending(self, message: &str, newlines: u8) -> Option<Bytes> {
         let (needed, line) = match self {
             Terminator::Ndjson => (1u8, crate::error::error_line(message)),
-            Terminator::Sse => {
+            Terminator::Sse(Flavor::Anthropic) => {
+                let error = serde_json::json!({"type": "error", "error": {
+                    "type": crate::error::anthropic_error_type(http::StatusCode::BAD_GATEWAY),
+                    "message": message}});
+                let body = crate::wire::to_go_json(&error);
+                (2, Bytes::from(format!("event: error\ndata: {body}\n\n")))
+            }
+            Terminator::Sse(_) => {
                 let body = crate::error::error_body(
                     http::StatusCode::BAD_GATEWAY,
                     message,
-                    crate::error::Flavor::OpenAi,
+                    Flavor::OpenAi,
                 );
                 (2, Bytes::from(format!("data: {body}\n\n")))
             }

@@ -80,7 +80,11 @@ async fn a_stream_cut_mid_line_drops_the_unfinished_line() {
 async fn a_stream_cut_before_its_first_line_is_just_the_error_line() {
     let body = guarded(upstream(vec![Ok("{\"a\""), Err("cut")]), Terminator::Ndjson);
     assert_eq!(receive(body).await, (vec![ndjson_cut()], false));
-    let (frames, _) = receive(guarded(upstream(vec![Err("cut")]), Terminator::Sse)).await;
+    let (frames, _) = receive(guarded(
+        upstream(vec![Err("cut")]),
+        Terminator::Sse(Flavor::OpenAi),
+    ))
+    .await;
     assert!(frames[0].starts_with("data: {\"error\""), "{frames:?}");
 }
 
@@ -115,15 +119,28 @@ async fn a_line_too_long_to_hold_is_passed_on_and_the_error_starts_a_new_line() 
 #[tokio::test]
 async fn an_sse_stream_cut_ends_with_an_error_event_of_its_own() {
     let script = vec![Ok("data: {}\n\ndata: {\"x\""), Err("cut")];
-    let (frames, _) = receive(guarded(upstream(script), Terminator::Sse)).await;
+    let (frames, _) = receive(guarded(upstream(script), Terminator::Sse(Flavor::OpenAi))).await;
     assert_eq!(frames[0], "data: {}\n\n");
     assert!(frames[1].starts_with("data: {\"error\":{\"message\":"));
     assert!(frames[1].ends_with("}\n\n"));
     // Cut after a complete line of an event: the event is ended first.
     let script = vec![Ok("data: {}\n"), Err("cut")];
-    let (frames, _) = receive(guarded(upstream(script), Terminator::Sse)).await;
+    let (frames, _) = receive(guarded(upstream(script), Terminator::Sse(Flavor::OpenAi))).await;
     assert_eq!(frames[0], "data: {}\n");
     assert!(frames[1].starts_with("\ndata: {\"error\""));
+    // Anthropic's clients read an `error` event in Anthropic's shape.
+    let script = vec![Ok("event: ping\ndata: {}\n\n"), Err("cut")];
+    let (frames, _) = receive(guarded(
+        upstream(script),
+        Terminator::Sse(Flavor::Anthropic),
+    ))
+    .await;
+    assert!(
+        frames[1].starts_with(
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\""
+        ),
+        "{frames:?}"
+    );
 }
 
 #[tokio::test]

@@ -27,7 +27,10 @@ use std::{
 use axum::body::Body;
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Response, Uri, header};
 
-use crate::{error::ProxyError, telemetry::Timing};
+use crate::{
+    error::{Flavor, ProxyError},
+    telemetry::Timing,
+};
 use guard::{GuardedBody, Terminator};
 use pool::{Pool, SendError};
 
@@ -136,8 +139,15 @@ impl Upstream {
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
+        // The error shape the client reads, set by admission.
+        let flavor = req
+            .extensions()
+            .get::<Flavor>()
+            .copied()
+            .unwrap_or_default();
         let (parts, incoming, started) = self.exchange(req, client, timing.as_ref()).await?;
-        let terminator = Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE));
+        let terminator =
+            Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE), flavor);
         let mut body = GuardedBody::new(incoming, terminator, self.idle_timeout, timing, started);
         if terminator == Terminator::None {
             Pin::new(&mut body).first_frame().await?;

@@ -801,10 +801,10 @@ fn error_events_have_anthropics_shape() {
         String::from_utf8(e.frame().to_vec()).unwrap(),
         "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"upstream unavailable: down\"}}\n\n"
     );
-    let e = Event::error(&ProxyError::Upstream {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        message: "busy".into(),
-    });
+    let e = Event::error(&ProxyError::upstream(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy".into(),
+    ));
     assert_eq!(
         e.data["error"],
         json!({"type": "overloaded_error", "message": "busy"})
