@@ -5,6 +5,7 @@
 //! thinking emulation helpers ([`think`]).
 
 pub mod think;
+pub mod think_stream;
 
 #[cfg(test)]
 mod tests;
