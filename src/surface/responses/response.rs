@@ -177,14 +177,17 @@ pub fn render(meta: Meta, out: Output) -> Response {
         }
         Output::Stream { rx, headers } => {
             let converter = Converter::new(meta, now);
+            // After the done chunk the channel is read to its end (so the
+            // producer finishes its work) and anything more is dropped.
             let events = futures_util::stream::unfold(Some((rx, converter)), |st| async move {
                 let (mut rx, mut converter) = st?;
                 match rx.recv().await {
+                    Some(Ok(_)) if converter.is_done() => Some((Vec::new(), Some((rx, converter)))),
                     Some(Ok(chunk)) => {
                         let events = converter.process(&chunk);
-                        let next = (!converter.is_done()).then_some((rx, converter));
-                        Some((events, next))
+                        Some((events, Some((rx, converter))))
                     }
+                    Some(Err(_)) if converter.is_done() => None,
                     Some(Err(e)) => Some((converter.fail(&e), None)),
                     None => None,
                 }
@@ -205,3 +208,6 @@ pub fn render(meta: Meta, out: Output) -> Response {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -348,3 +348,6 @@ impl Converter {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;
