@@ -306,3 +306,6 @@ fn tool_error(m: &Map<String, Value>, prefix: &'static str) -> Option<ProxyError
     }
     f.saved
 }
+
+#[cfg(test)]
+mod tests;
