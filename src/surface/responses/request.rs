@@ -1,0 +1,247 @@
+//! A Responses request → an Ollama `/api/chat` body, the way Ollama's own
+//! layer translates it (`FromResponsesRequest`, with the checks and error
+//! texts of `ResponsesMiddleware`), so an emulated request behaves like a
+//! native one. augur also carries `tool_choice` (in the `/api/chat` form
+//! its tool emulation reads) and `parallel_tool_calls`, which Ollama drops.
+
+mod decode;
+mod items;
+mod messages;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::ProxyError;
+
+use super::{echo::Echo, go};
+
+/// The translated request and what the answer needs to be shaped back.
+#[derive(Debug)]
+pub struct Translated {
+    /// The Ollama `/api/chat` body.
+    pub body: Map<String, Value>,
+    /// `stream` as the client asked (default false).
+    pub stream: bool,
+    /// The model as the client named it; the response object carries it.
+    pub model: String,
+    /// The request declares Responses' built-in `web_search` tool, which
+    /// Ollama runs itself (searching and calling the model again); the body
+    /// holds the function Ollama shows the model in its place.
+    pub web_search: bool,
+    /// The request fields the response object echoes.
+    pub echo: Arc<Echo>,
+}
+
+/// Translate a Responses request.
+pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
+    let r = decode::request(req)?;
+    let messages = messages::build(r.instructions, r.input_text, &r.input)?;
+
+    let mut options = Map::new();
+    options.insert(
+        "temperature".into(),
+        go::float(r.temperature.unwrap_or(1.0)),
+    );
+    if let Some(top_p) = r.top_p {
+        options.insert("top_p".into(), go::float(top_p));
+    }
+    if let Some(n) = r.max_output_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
+    let think = think_from_effort(r.effort)?;
+
+    let web_search = r
+        .tools
+        .iter()
+        .any(|t| t.get("type").and_then(Value::as_str) == Some("web_search"));
+    let mut tools = Vec::with_capacity(r.tools.len());
+    for t in &r.tools {
+        if t.get("type").and_then(Value::as_str) == Some("web_search") {
+            tools.push(web_search_function());
+            continue;
+        }
+        for tool in convert_tools(t)? {
+            // The built-in tool owns this name.
+            let name = tool.pointer("/function/name").and_then(Value::as_str);
+            if web_search && name == Some("web_search") {
+                continue;
+            }
+            tools.push(tool);
+        }
+    }
+
+    let format = r.text_format.and_then(|f| {
+        (f.get("type").and_then(Value::as_str) == Some("json_schema"))
+            .then(|| f.get("schema").filter(|s| !s.is_null()).cloned())
+            .flatten()
+    });
+
+    let stream = r.stream.unwrap_or(false);
+    let mut body = Map::new();
+    body.insert("model".into(), json!(r.model));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(stream));
+    if let Some(format) = format {
+        body.insert("format".into(), format);
+    }
+    if !tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("options".into(), Value::Object(options));
+    if let Some(think) = think {
+        body.insert("think".into(), think);
+    }
+    if let Some(choice) = r.tool_choice {
+        body.insert("tool_choice".into(), chat_tool_choice(choice));
+    }
+    if let Some(parallel) = r.parallel_tool_calls {
+        body.insert("parallel_tool_calls".into(), json!(parallel));
+    }
+
+    let echo = Echo {
+        instructions: r.instructions.to_owned(),
+        truncation: r.truncation.map(str::to_owned),
+        tools: r
+            .tools
+            .iter()
+            .map(|t| Value::Object((*t).clone()))
+            .collect(),
+        tool_choice: r.tool_choice.cloned(),
+        parallel_tool_calls: r.parallel_tool_calls,
+        text_format: r.text_format.cloned(),
+        effort: r.effort.to_owned(),
+        summary: r.summary.to_owned(),
+        top_p: r.top_p,
+        temperature: r.temperature,
+        max_output_tokens: r.max_output_tokens,
+        background: r.background,
+    };
+    Ok(Translated {
+        body,
+        stream,
+        model: r.model.to_owned(),
+        web_search,
+        echo: Arc::new(echo),
+    })
+}
+
+/// `thinkFromReasoningEffort`: OpenAI's effort scale clamped to Ollama's.
+fn think_from_effort(effort: &str) -> Result<Option<Value>, ProxyError> {
+    Ok(Some(match effort {
+        "" => return Ok(None),
+        "none" => json!(false),
+        "minimal" => json!("low"),
+        "low" | "medium" | "high" | "max" => json!(effort),
+        "xhigh" | "ultra" => json!("max"),
+        other => {
+            return Err(ProxyError::BadRequest(format!(
+                "invalid reasoning value: {} (must be \"minimal\", \"low\", \"medium\", \"high\", \"xhigh\", \"ultra\", \"max\", or \"none\")",
+                go::quote(other)
+            )));
+        }
+    }))
+}
+
+/// Responses' `tool_choice` in the `/api/chat` form augur's emulation
+/// reads: a named function moves under `function`; the keywords and any
+/// other form are kept as they are (an unknown form is refused there).
+fn chat_tool_choice(choice: &Value) -> Value {
+    if let Value::Object(o) = choice {
+        let is_function = o.get("type").and_then(Value::as_str) == Some("function");
+        if let (true, None, Some(name)) = (is_function, o.get("function"), o.get("name")) {
+            return json!({"type": "function", "function": {"name": name}});
+        }
+    }
+    choice.clone()
+}
+
+/// `convertTools`: one Responses tool as Ollama function tools; a
+/// `namespace` expands to its members, named `namespace.member`. Nesting
+/// is bounded by the JSON parser's depth limit.
+fn convert_tools(t: &Map<String, Value>) -> Result<Vec<Value>, ProxyError> {
+    let kind = t.get("type").and_then(Value::as_str).unwrap_or_default();
+    let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
+    if kind != "namespace" {
+        return Ok(vec![convert_tool(kind, name, t)?]);
+    }
+    let mut out = Vec::new();
+    let members = t.get("tools").and_then(Value::as_array);
+    for member in members.into_iter().flatten().filter_map(Value::as_object) {
+        for mut tool in convert_tools(member)? {
+            let prefix = format!("{name}.");
+            if let Some(Value::String(n)) = tool.pointer_mut("/function/name")
+                && !name.is_empty()
+                && !n.starts_with(&prefix)
+            {
+                n.insert_str(0, &prefix);
+            }
+            out.push(tool);
+        }
+    }
+    Ok(out)
+}
+
+/// `convertTool`. The parameters schema goes on whole (Ollama keeps the
+/// fields its `ToolFunctionParameters` knows); it is refused where Ollama's
+/// decoding of it fails.
+fn convert_tool(kind: &str, name: &str, t: &Map<String, Value>) -> Result<Value, ProxyError> {
+    let mut function = Map::new();
+    function.insert("name".into(), json!(name));
+    if let Some(d) = t
+        .get("description")
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+    {
+        function.insert("description".into(), json!(d));
+    }
+    if let Some(p) = t.get("parameters").and_then(Value::as_object) {
+        check_parameters(p)?;
+        function.insert("parameters".into(), Value::Object(p.clone()));
+    }
+    Ok(json!({"type": kind, "function": function}))
+}
+
+/// The errors Ollama's `ToolFunctionParameters` decoding gives.
+fn check_parameters(p: &Map<String, Value>) -> Result<(), ProxyError> {
+    let fail = |what: &str, field: &str, go_type: &str| {
+        Err(ProxyError::BadRequest(format!(
+            "failed to unmarshal tool parameters: json: cannot unmarshal {what} into Go struct field ToolFunctionParameters.{field} of type {go_type}"
+        )))
+    };
+    let kind = decode::kind;
+    match p.get("type") {
+        None | Some(Value::Null | Value::String(_)) => {}
+        Some(v) => return fail(kind(v), "type", "string"),
+    }
+    match p.get("required") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) => {
+            if let Some(e) = a.iter().find(|e| !e.is_string() && !e.is_null()) {
+                return fail(kind(e), "required", "string");
+            }
+        }
+        Some(v) => return fail(kind(v), "required", "[]string"),
+    }
+    Ok(())
+}
+
+/// `WebSearchFunctionTool`: what the model is shown for the built-in
+/// `web_search` tool.
+fn web_search_function() -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": "web_search",
+            "description": "Search the web for current information.",
+            "parameters": {
+                "type": "object",
+                "required": ["query"],
+                "properties": {"query": {"type": "string", "description": "The search query."}}
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests;
