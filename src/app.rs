@@ -38,7 +38,7 @@ pub type Proxy = crate::telemetry::Telemetry<crate::ingress::Ingress<Router>>;
 /// and [`crate::telemetry::TelemetryLayer`] (one wrapper each per request,
 /// rather than one per route).
 pub fn router(state: AppState) -> Proxy {
-    use crate::surface::{advertise, anthropic, ollama, openai, passthrough};
+    use crate::surface::{advertise, anthropic, ollama, openai, passthrough, responses};
     use axum::routing::{get, post};
     use tower::Layer as _;
     let routes = Router::new()
@@ -53,6 +53,10 @@ pub fn router(state: AppState) -> Proxy {
         .route(
             "/v1/chat/completions",
             post(openai::chat_completions).fallback(passthrough::handle),
+        )
+        .route(
+            "/v1/responses",
+            post(responses::responses).fallback(passthrough::handle),
         )
         .route(
             "/v1/messages",
