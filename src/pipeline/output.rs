@@ -2,8 +2,8 @@
 //!
 //! The chat and generate flows produce Ollama-shaped values: one whole
 //! response, or a channel of chunks. Renderers turn them into bytes: NDJSON
-//! here (one line per chunk, flushed as it comes), the other surfaces' shapes in
-//! `crate::surface`.
+//! here (one line per chunk, flushed as it comes); each surface renders
+//! its own shape.
 
 use std::future::Future;
 
