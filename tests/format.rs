@@ -782,7 +782,7 @@ async fn emulated_thinking_with_a_schema_answers_the_schema() {
 }
 
 #[tokio::test]
-async fn emulated_thinking_streams_thinking_then_content_then_done() {
+async fn emulated_thinking_streams_as_it_is_produced() {
     let (_fake, augur) = scripted("gemma3", &[THOUGHT, THOUGHT]).await;
     for path in ["/api/chat", "/api/generate"] {
         let mut body = if path == "/api/chat" {
@@ -794,7 +794,6 @@ async fn emulated_thinking_streams_thinking_then_content_then_done() {
         let r = post(&augur, path, &body).await;
         assert_eq!(r.status(), 200);
         let chunks = ndjson(&r.text().await.unwrap());
-        assert_eq!(chunks.len(), 3, "{path}: {chunks:?}");
         let field = |c: &Value, k: &str| {
             c.get("message")
                 .and_then(|m| m.get(k))
@@ -803,14 +802,51 @@ async fn emulated_thinking_streams_thinking_then_content_then_done() {
                 .unwrap_or_default()
                 .to_string()
         };
-        assert_eq!(field(&chunks[0], "thinking"), "Light scatters.");
-        assert_eq!(field(&chunks[0], "content"), "");
-        assert_eq!(field(&chunks[1], "thinking"), "");
-        assert_eq!(field(&chunks[1], "content"), "Blue.");
-        assert_eq!(chunks[2]["done"], true);
-        assert_eq!(field(&chunks[2], "content"), "");
-        assert_eq!(field(&chunks[2], "thinking"), "");
+        let (last, deltas) = chunks.split_last().unwrap();
+        let thinking: Vec<String> = deltas.iter().map(|c| field(c, "thinking")).collect();
+        let content: Vec<String> = deltas.iter().map(|c| field(c, "content")).collect();
+        assert_eq!(thinking.concat(), "Light scatters.", "{path}: {chunks:?}");
+        assert_eq!(content.concat(), "Blue.", "{path}");
+        // The thinking arrives in pieces, as the model writes it, and all
+        // of it before the answer.
+        let first_content = content.iter().position(|c| !c.is_empty()).unwrap();
+        assert!(
+            thinking[..first_content]
+                .iter()
+                .filter(|t| !t.is_empty())
+                .count()
+                > 1
+        );
+        assert!(thinking[first_content..].iter().all(String::is_empty));
+        assert_eq!(last["done"], true);
+        assert_eq!(field(last, "content"), "");
+        assert_eq!(field(last, "thinking"), "");
     }
+}
+
+#[tokio::test]
+async fn a_streamed_thinking_answer_with_a_schema_is_validated_before_it_is_sent() {
+    let bad = r#"{"reasoning": "Counting.", "answer": {"name": "x"}}"#;
+    let good = r#"{"reasoning": "Counting again.", "answer": {"name": "x", "age": 3}}"#;
+    let (fake, augur) = scripted("gemma3", &[bad, good]).await;
+    let mut body = chat("gemma3", person(), true);
+    body["think"] = json!(true);
+    let r = post(&augur, "/api/chat", &body).await;
+    assert_eq!(r.status(), 200);
+    let chunks = ndjson(&r.text().await.unwrap());
+    let thinking: String = chunks
+        .iter()
+        .filter_map(|c| c["message"]["thinking"].as_str())
+        .collect();
+    let content: String = chunks
+        .iter()
+        .filter_map(|c| c["message"]["content"].as_str())
+        .collect();
+    assert_eq!(thinking, "Counting.", "the first thinking only: {chunks:?}");
+    let answer: Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(answer, json!({"name": "x", "age": 3}));
+    assert_eq!(fake.requests("/api/chat"), 2, "retried with feedback");
+    assert_eq!(chunks.last().unwrap()["done"], true);
 }
 
 // ---------------------------------------------------------------------------

@@ -33,6 +33,8 @@ pub enum Delivery {
     Pass,
     /// Streamed with incremental tool-call extraction.
     Tools,
+    /// Streamed emulated thinking: thinking as it comes, then the answer.
+    Think,
 }
 
 /// Everything a flow needs.
@@ -114,6 +116,7 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
         }
         Delivery::Pass => stream_pass(job).await,
         Delivery::Tools => super::stream_tools::run(job).await,
+        Delivery::Think => super::stream_think::run(job).await,
     }
 }
 

@@ -27,6 +27,7 @@ pub mod output;
 pub mod plan;
 pub mod prepare;
 pub mod splitter;
+pub mod stream_think;
 pub mod stream_tools;
 
 use std::sync::Arc;
@@ -178,7 +179,9 @@ fn delivery_for(plan: &plan::Plan) -> Delivery {
         Delivery::Whole
     } else if plan.tools.is_some() {
         Delivery::Tools
-    } else if plan.think || (plan.validate && plan.stream_mode == StreamMode::Buffer) {
+    } else if plan.think {
+        Delivery::Think
+    } else if plan.validate && plan.stream_mode == StreamMode::Buffer {
         Delivery::Buffered
     } else {
         Delivery::Pass

@@ -1,0 +1,235 @@
+//! Emulated thinking, streamed: the model's `{"reasoning", "answer"}`
+//! object is read as it arrives, and the thinking goes to the client as it
+//! is produced, in Ollama's `thinking` deltas. A text answer follows the
+//! same way. An answer with a schema is held (bounded), validated and
+//! repaired before it is sent; when it is still invalid, and nothing of it
+//! was sent, the whole-answer path (retries with feedback) answers and
+//! only its answer is sent, the thinking having gone out already.
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::{
+    error::ProxyError,
+    format::think_stream::{ThinkEvent, ThinkStream},
+    policy::OnFailure,
+    wire::created_at_now,
+};
+
+use super::{
+    attempts::{self, Expect},
+    call::Lines,
+    checks,
+    flows::{self, Job},
+    output::{self, CHANNEL, Item, Output, Report},
+};
+
+/// Start the streamed thinking emulation.
+pub async fn run(job: Job) -> Result<Output, ProxyError> {
+    let mut body = job.body.clone();
+    body.insert("stream".into(), Value::Bool(true));
+    let mut degrades = 0;
+    let lines = loop {
+        match job
+            .ctx
+            .lines(job.route.path(), &Value::Object(body.clone()))
+            .await
+        {
+            Ok(lines) => break lines,
+            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
+            Err(e) => return Err(e),
+        }
+    };
+    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    let report = Report {
+        emulated: job.emulated,
+        ..Report::default()
+    };
+    output::spawn_producer(tx, |tx| async move {
+        if let Err(e) = pump(&job, lines, &tx).await {
+            let _ = tx.send(Err(e)).await;
+        }
+    });
+    Ok(Output::Stream {
+        rx,
+        headers: report.headers(),
+    })
+}
+
+/// The answer's schema, when it has one (`Some(None)`: any JSON object).
+fn answer_schema(expect: &Expect) -> Result<Option<Option<&Value>>, ProxyError> {
+    match expect {
+        Expect::Think {
+            answer_schema: Some(s),
+            ..
+        } => Ok(Some(Some(s))),
+        Expect::Think {
+            json_answer: true, ..
+        } => Ok(Some(None)),
+        Expect::Think { .. } => Ok(None),
+        _ => Err(ProxyError::Internal(
+            "thinking stream without thinking".into(),
+        )),
+    }
+}
+
+async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
+    let structured = answer_schema(&job.expect)?;
+    let route = job.route;
+    let limit = job.ctx.state.config.stream_buffer_limit as usize;
+    let mut reader = ThinkStream::new();
+    let mut sent_thinking = false;
+    let mut sent_answer = false;
+    let mut raw_len = 0usize;
+    let mut model = Value::Null;
+    loop {
+        let (chunk, eof) = match lines.next().await {
+            Some(item) => (item?, false),
+            None => (
+                json!({"model": model, "done": true, "done_reason": "stop"}),
+                true,
+            ),
+        };
+        model = chunk.get("model").cloned().unwrap_or(Value::Null);
+        let done = eof || chunk.get("done").and_then(Value::as_bool) == Some(true);
+        let delta = attempts::answer_text(route, &chunk);
+        raw_len += delta.len();
+        if raw_len > limit {
+            return Err(ProxyError::UpstreamProtocol(format!(
+                "the answer exceeds the buffer limit of {limit} bytes"
+            )));
+        }
+        for event in reader.feed(&delta) {
+            let out = match event {
+                ThinkEvent::Thinking(t) => {
+                    sent_thinking = true;
+                    flows::delta_chunk(route, &model, "", Some(&t))
+                }
+                ThinkEvent::AnswerText(t) if structured.is_none() => {
+                    sent_answer = true;
+                    flows::delta_chunk(route, &model, &t, None)
+                }
+                // A structured answer is held until it is complete.
+                _ => continue,
+            };
+            if !output::send(tx, Ok(out)).await {
+                return Ok(());
+            }
+        }
+        if !done {
+            continue;
+        }
+        let mut last = chunk;
+        let answer = match reader.finish() {
+            Ok(finished) => Some(finished),
+            Err(_) if !sent_answer => None,
+            Err(e) => {
+                return Err(ProxyError::Unprocessable(e.to_string()));
+            }
+        };
+        let Some(finished) = answer else {
+            return fallback(job, tx, sent_thinking).await;
+        };
+        if !sent_thinking && !finished.thinking.is_empty() {
+            let c = flows::delta_chunk(route, &model, "", Some(&finished.thinking));
+            if !output::send(tx, Ok(c)).await {
+                return Ok(());
+            }
+        }
+        match structured {
+            None if !sent_answer => {
+                let text = crate::format::think::answer_text(&finished.answer);
+                if !output::send(tx, Ok(flows::delta_chunk(route, &model, &text, None))).await {
+                    return Ok(());
+                }
+            }
+            None => {}
+            Some(schema) => {
+                let text = finished.answer.to_string();
+                let expect = match schema {
+                    Some(s) => Expect::Schema(s.clone()),
+                    None => Expect::Json,
+                };
+                let interp =
+                    attempts::interpret(&text, &expect, &job.validators, job.validate.repair);
+                let invalid = !interp.violations.is_empty() && job.validate.enabled;
+                if invalid && job.validate.max_retries > 0 {
+                    return fallback(job, tx, true).await;
+                }
+                if invalid && job.validate.on_failure == OnFailure::Error {
+                    metrics::counter!("augur_validation_rejected_total").increment(1);
+                    return Err(ProxyError::Unprocessable(format!(
+                        "the model's answer does not match the requested format: {}",
+                        checks::describe(&interp.violations)
+                    )));
+                }
+                if let Value::Object(f) = &mut last {
+                    if invalid {
+                        f.insert("augur_validation".into(), json!("invalid"));
+                    } else if interp.unchecked {
+                        f.insert("augur_validation".into(), json!("unchecked"));
+                    }
+                }
+                if !output::send(
+                    tx,
+                    Ok(flows::delta_chunk(route, &model, &interp.content, None)),
+                )
+                .await
+                {
+                    return Ok(());
+                }
+            }
+        }
+        let _ = output::send(tx, Ok(done_chunk(route, last))).await;
+        return Ok(());
+    }
+}
+
+/// The upstream's done chunk, with nothing of the answer in it.
+fn done_chunk(route: super::plan::Route, mut last: Value) -> Value {
+    if let Value::Object(f) = &mut last {
+        f.insert("created_at".into(), json!(created_at_now()));
+        f.insert("done".into(), json!(true));
+        if !f.contains_key("done_reason") {
+            f.insert("done_reason".into(), json!("stop"));
+        }
+        match route {
+            super::plan::Route::Chat => {
+                f.insert(
+                    "message".into(),
+                    json!({"role": "assistant", "content": ""}),
+                );
+            }
+            super::plan::Route::Generate => {
+                f.insert("response".into(), json!(""));
+                f.remove("thinking");
+            }
+        }
+    }
+    last
+}
+
+/// Answer through the whole-answer path (repair, retries) and stream its
+/// chunks; its thinking is left out when thinking was sent already.
+async fn fallback(
+    job: &Job,
+    tx: &mpsc::Sender<Item>,
+    sent_thinking: bool,
+) -> Result<(), ProxyError> {
+    if tx.is_closed() {
+        return Ok(());
+    }
+    let (value, _report) = job.complete().await?;
+    for chunk in flows::chunks_of(job.route, &value) {
+        let thinking_only = chunk.get("done") == Some(&json!(false))
+            && (chunk.pointer("/message/thinking").is_some() || chunk.get("thinking").is_some());
+        if sent_thinking && thinking_only {
+            continue;
+        }
+        if !output::send(tx, Ok(chunk)).await {
+            break;
+        }
+    }
+    Ok(())
+}
