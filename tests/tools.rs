@@ -316,3 +316,54 @@ async fn show_advertises_tools_for_emulated_models_only() {
             .contains(&json!("tools"))
     );
 }
+
+/// With `think`, tools are emulated inside the thinking object: the
+/// reasoning comes back as `thinking`, streamed as the model writes it,
+/// and the calls as before.
+#[tokio::test]
+async fn thinking_and_tools_are_emulated_together() {
+    let reply = r#"{"reasoning": "The user wants the weather.", "answer": {"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}}"#;
+    let fake = FakeOllama::builder()
+        .script("scripted", vec![reply.into(), reply.into()])
+        .start()
+        .await;
+    let augur = start_with(&fake.url(), |_| {}).await;
+    let body = json!({"model": "scripted", "stream": false, "think": true,
+        "messages": [{"role": "user", "content": "weather?"}], "tools": [weather_tool()]});
+    let r = post(&augur, "/api/chat", &body).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["message"]["thinking"], "The user wants the weather.");
+    assert_eq!(
+        v["message"]["tool_calls"][0]["function"]["arguments"],
+        json!({"city": "Paris"})
+    );
+    let sent = fake.last_json("/api/chat").unwrap();
+    assert!(sent.get("think").is_none());
+    let keys: Vec<&String> = sent["format"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["reasoning", "answer"], "{}", sent["format"]);
+
+    let mut body = body;
+    body["stream"] = json!(true);
+    let chunks = ndjson(&post(&augur, "/api/chat", &body).await.text().await.unwrap());
+    let thinking: Vec<&str> = chunks
+        .iter()
+        .filter_map(|c| c["message"]["thinking"].as_str())
+        .collect();
+    assert!(thinking.len() > 1, "thinking streams in pieces: {chunks:?}");
+    assert_eq!(thinking.concat(), "The user wants the weather.");
+    let call_at = chunks
+        .iter()
+        .position(|c| c["message"].get("tool_calls").is_some())
+        .unwrap();
+    let last_thinking = chunks
+        .iter()
+        .rposition(|c| c["message"].get("thinking").is_some())
+        .unwrap();
+    assert!(last_thinking < call_at, "thinking before the call");
+    assert_eq!(chunks.last().unwrap()["done"], true);
+}

@@ -17,6 +17,10 @@ pub const ANSWER_FIELD: &str = "answer";
 /// the grammar engine's repetition limit (2000).
 pub const REASONING_MAX_LENGTH: u64 = 1500;
 
+/// Added to the tool instruction when thinking is emulated with tools.
+pub const TOOLS_NOTE: &str =
+    "\nFirst think step by step in \"reasoning\", then put your reply in \"answer\".";
+
 /// The schema asked for when emulating thinking. `answer` is the schema of
 /// the answer field (pass the sanitized client schema for the grammar, the
 /// original one for validation); `None` = a plain string answer.

@@ -21,11 +21,13 @@ pub enum Expect {
     Json,
     /// JSON valid against the client's original schema.
     Schema(Value),
-    /// The tool envelope: calls to declared tools, or an answer.
+    /// The tool envelope: calls to declared tools, or an answer; with
+    /// `think`, as the answer of the emulated-thinking object.
     Tools {
         set: ToolSet,
         answer_schema: Option<Value>,
         json_answer: bool,
+        think: bool,
     },
     /// `{"reasoning": "...", "answer": ...}` for emulated thinking.
     Think {
@@ -97,14 +99,24 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
             set,
             answer_schema,
             json_answer,
-        } => interpret_tools(
-            text,
-            set,
-            answer_schema.as_ref(),
-            *json_answer,
-            validators,
-            repair,
-        ),
+            think,
+        } => {
+            let (thinking, envelope) = match think.then(|| split_thinking(text, repair, validators))
+            {
+                Some(Some((thinking, envelope))) => (Some(thinking), envelope),
+                _ => (None, text.to_string()),
+            };
+            let mut interp = interpret_tools(
+                &envelope,
+                set,
+                answer_schema.as_ref(),
+                *json_answer,
+                validators,
+                repair,
+            );
+            interp.thinking = thinking;
+            interp
+        }
         Expect::Think {
             answer_schema,
             json_answer,
@@ -135,6 +147,17 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
             interp
         }
     }
+}
+
+/// The thinking and the answer's text of an emulated-thinking object.
+fn split_thinking(text: &str, repair: bool, validators: &Validators) -> Option<(String, String)> {
+    let value = match serde_json::from_str::<Value>(text.trim()) {
+        Ok(v) => v,
+        Err(_) if repair => crate::validate::parse_and_repair(text, None, validators, true).value?,
+        Err(_) => return None,
+    };
+    let (thinking, answer) = crate::format::think::split_think(&value)?;
+    Some((thinking, answer.to_string()))
 }
 
 fn interpret_tools(

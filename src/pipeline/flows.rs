@@ -288,6 +288,13 @@ pub fn chunks_of(route: Route, whole: &Value) -> Vec<Value> {
     chunks
 }
 
+/// Whether `chunk` is a `done: false` chunk carrying only thinking.
+pub fn is_thinking_only(chunk: &Value) -> bool {
+    chunk.get("done") == Some(&json!(false))
+        && (chunk.pointer("/message/thinking").is_some() || chunk.get("thinking").is_some())
+        && chunk.pointer("/message/tool_calls").is_none()
+}
+
 /// One `done: false` chunk carrying text.
 pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<&str>) -> Value {
     let mut chunk = Map::new();

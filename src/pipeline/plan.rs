@@ -136,10 +136,12 @@ pub async fn decide(
         }
     }
 
-    let think = tools.is_none()
-        && policy.think_emulation
+    // A constrained answer (a format, or the tool envelope) leaves no room
+    // for the model's own thinking: emulate it there, and wherever the
+    // model cannot think.
+    let think = policy.think_emulation
         && think_requested(body)
-        && (format.is_some() || !caps.has(model, "thinking").await?);
+        && (tools.is_some() || format.is_some() || !caps.has(model, "thinking").await?);
 
     if think && let Some(Format::Schema(s)) = &format {
         admit("format", &format::think::validation_schema(Some(s)))?;

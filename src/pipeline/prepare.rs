@@ -57,11 +57,19 @@ fn rewrite(
     if let Some(tp) = plan.tools {
         body.remove("tools");
         body.remove("think");
-        body.insert(
-            "format".into(),
-            tools::build_format(&tp.set, &tp.choice, tp.parallel, grammar_answer.as_ref()),
-        );
-        let instruction = tools::instruction(&tp.set, &tp.choice, tp.parallel);
+        let envelope =
+            tools::build_format(&tp.set, &tp.choice, tp.parallel, grammar_answer.as_ref());
+        // With thinking, the envelope is the answer of the thinking object.
+        let format = if plan.think {
+            crate::format::think::think_schema(Some(&envelope))
+        } else {
+            envelope
+        };
+        body.insert("format".into(), format);
+        let mut instruction = tools::instruction(&tp.set, &tp.choice, tp.parallel);
+        if plan.think {
+            instruction.push_str(crate::format::think::TOOLS_NOTE);
+        }
         let messages = body
             .get("messages")
             .and_then(Value::as_array)
@@ -79,6 +87,7 @@ fn rewrite(
             set: tp.set,
             answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),
             json_answer,
+            think: plan.think,
         };
         return Ok((body, expect));
     }

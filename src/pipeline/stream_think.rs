@@ -222,9 +222,7 @@ async fn fallback(
     }
     let (value, _report) = job.complete().await?;
     for chunk in flows::chunks_of(job.route, &value) {
-        let thinking_only = chunk.get("done") == Some(&json!(false))
-            && (chunk.pointer("/message/thinking").is_some() || chunk.get("thinking").is_some());
-        if sent_thinking && thinking_only {
+        if sent_thinking && flows::is_thinking_only(&chunk) {
             continue;
         }
         if !output::send(tx, Ok(chunk)).await {

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::{
     error::ProxyError,
+    format::think_stream::{ThinkEvent, ThinkStream},
     policy::OnFailure,
     tools::{self, StreamEvent, StreamExtractor, ToolCall},
     wire::created_at_now,
@@ -63,6 +64,8 @@ struct Progress {
     next_index: usize,
     raw: String,
     invalid: bool,
+    /// Thinking went out (a fallback then sends none again).
+    sent_thinking: bool,
 }
 
 async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
@@ -70,12 +73,15 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         set,
         answer_schema,
         json_answer,
+        think,
     } = &job.expect
     else {
         return Err(ProxyError::Internal("tool stream without tools".into()));
     };
     let structured = answer_schema.is_some() || *json_answer;
     let mut extractor = Some(StreamExtractor::new(set, structured));
+    // With emulated thinking the envelope is the thinking object's answer.
+    let mut thinker = think.then(ThinkStream::new);
     let mut p = Progress {
         sent_anything: false,
         sent: Vec::new(),
@@ -83,6 +89,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         next_index: 0,
         raw: String::new(),
         invalid: false,
+        sent_thinking: false,
     };
     let mut last_model = Value::Null;
     loop {
@@ -102,9 +109,38 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
         let delta = attempts::answer_text(Route::Chat, &chunk);
         p.raw.push_str(&delta);
+        // Thinking: the model's own (a thinking model keeps its `think`), or
+        // the emulated object's reasoning.
+        let mut thinking = chunk
+            .pointer("/message/thinking")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let envelope = match thinker.as_mut() {
+            Some(t) => {
+                let mut envelope = String::new();
+                for e in t.feed(&delta) {
+                    match e {
+                        ThinkEvent::Thinking(x) => thinking.push_str(&x),
+                        ThinkEvent::AnswerRaw(x) => envelope.push_str(&x),
+                        // Not an envelope: the whole-answer path sorts it out.
+                        ThinkEvent::AnswerText(_) => {}
+                    }
+                }
+                envelope
+            }
+            None => delta,
+        };
+        if !thinking.is_empty() {
+            p.sent_thinking = true;
+            let c = flows::delta_chunk(Route::Chat, &model, "", Some(&thinking));
+            if !output::send(tx, Ok(c)).await {
+                return Ok(());
+            }
+        }
         let mut events = extractor
             .as_mut()
-            .map(|x| x.feed(&delta))
+            .map(|x| x.feed(&envelope))
             .unwrap_or_default();
         if done {
             let finished = match extractor.take() {
@@ -115,7 +151,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 Ok(more) => events.extend(more),
                 Err(e) if !p.sent_anything => {
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
-                    return fallback(job, tx).await;
+                    return fallback(job, tx, p.sent_thinking).await;
                 }
                 Err(_) if eof && p.sent.is_empty() => {
                     // Answer text was streamed and the upstream stopped
@@ -154,7 +190,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     }
                     let original = call.clone();
                     let Some(call) = checked_call(job, set, call, &mut p)? else {
-                        return fallback(job, tx).await;
+                        return fallback(job, tx, p.sent_thinking).await;
                     };
                     if let Some(audit) = &job.audit {
                         audit.record(&call, if p.invalid { "invalid" } else { "valid" });
@@ -237,15 +273,23 @@ fn checked_call(
     }
 }
 
-/// Nothing was sent yet: answer through the whole-answer path (repair,
-/// retries) and stream its chunks.
-async fn fallback(job: &Job, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
+/// Nothing of the answer was sent yet: answer through the whole-answer
+/// path (repair, retries) and stream its chunks, leaving out its thinking
+/// when thinking went out already.
+async fn fallback(
+    job: &Job,
+    tx: &mpsc::Sender<Item>,
+    sent_thinking: bool,
+) -> Result<(), ProxyError> {
     if tx.is_closed() {
         // The client has gone: nothing is asked again.
         return Ok(());
     }
     let (value, _report) = job.complete().await?;
     for chunk in flows::chunks_of(Route::Chat, &value) {
+        if sent_thinking && flows::is_thinking_only(&chunk) {
+            continue;
+        }
         if !output::send(tx, Ok(chunk)).await {
             break;
         }
