@@ -4,8 +4,8 @@
 //! Also OpenAI's `response_format` ([`normalize_response_format`]) and the
 //! thinking emulation helpers ([`think`]).
 
-pub mod think;
-pub mod think_stream;
+pub(crate) mod think;
+pub(crate) mod think_stream;
 
 #[cfg(test)]
 mod tests;
@@ -23,7 +23,7 @@ pub enum Format {
 
 /// Result of [`normalize`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Normalized {
+pub(crate) struct Normalized {
     /// `None` = no constraint.
     pub format: Option<Format>,
     /// Whether the value differs from what the client sent.
@@ -33,7 +33,7 @@ pub struct Normalized {
 /// A format that cannot be fixed (answered 400 before any model loads).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
-pub struct FormatError(pub String);
+pub(crate) struct FormatError(pub String);
 
 const EXPECTED: &str = "expected \"json\", a JSON Schema object, or an OpenAI json_schema wrapper";
 
@@ -74,7 +74,7 @@ fn show(v: &Value) -> String {
 /// - any other object → a schema, unless some `type` in it is a name with no
 ///   JSON Schema meaning
 /// - numbers, booleans, arrays, other strings → [`FormatError`]
-pub fn normalize(raw: Option<&Value>) -> Result<Normalized, FormatError> {
+pub(crate) fn normalize(raw: Option<&Value>) -> Result<Normalized, FormatError> {
     normalize_at(raw, 0)
 }
 
@@ -185,7 +185,7 @@ fn schema(v: &Value, changed: bool) -> Result<Normalized, FormatError> {
 /// `{"type":"text"}` → unset; `{"type":"json_object"}` → Json;
 /// `{"type":"json_schema","json_schema":{"schema":S}}` → S, or unset when the
 /// schema is missing (as Ollama does). Other values go through [`normalize`].
-pub fn normalize_response_format(raw: Option<&Value>) -> Result<Normalized, FormatError> {
+pub(crate) fn normalize_response_format(raw: Option<&Value>) -> Result<Normalized, FormatError> {
     let Some(Value::Object(m)) = raw else {
         return normalize(raw);
     };

@@ -7,24 +7,22 @@
 
 use serde_json::{Map, Value, json};
 
-use super::Format;
-
 /// Field holding the emulated thinking text (generated first).
-pub const REASONING_FIELD: &str = "reasoning";
+pub(crate) const REASONING_FIELD: &str = "reasoning";
 /// Field holding the answer proper.
-pub const ANSWER_FIELD: &str = "answer";
+pub(crate) const ANSWER_FIELD: &str = "answer";
 /// Bound on the reasoning text; also stops run-on strings. Stays well below
 /// the grammar engine's repetition limit (2000).
-pub const REASONING_MAX_LENGTH: u64 = 1500;
+pub(crate) const REASONING_MAX_LENGTH: u64 = 1500;
 
 /// Added to the tool instruction when thinking is emulated with tools.
-pub const TOOLS_NOTE: &str =
+pub(crate) const TOOLS_NOTE: &str =
     "\nFirst think step by step in \"reasoning\", then put your reply in \"answer\".";
 
 /// The schema asked for when emulating thinking. `answer` is the schema of
 /// the answer field (pass the sanitized client schema for the grammar, the
 /// original one for validation); `None` = a plain string answer.
-pub fn think_schema(answer: Option<&Value>) -> Value {
+pub(crate) fn think_schema(answer: Option<&Value>) -> Value {
     let answer = answer.cloned().unwrap_or_else(|| json!({"type": "string"}));
     let mut props = Map::new();
     props.insert(
@@ -46,7 +44,7 @@ const ANSWER_ID: &str = "urn:augur:answer";
 /// [`think_schema`] to validate against: the client's schema embedded as a
 /// resource of its own (an `$id`), so its `$ref`s (`#/$defs/…`, `#`) still
 /// resolve against it rather than against the wrapper.
-pub fn validation_schema(answer: Option<&Value>) -> Value {
+pub(crate) fn validation_schema(answer: Option<&Value>) -> Value {
     let answer = answer.map(|a| match a {
         Value::Object(m) if !m.contains_key("$id") && !m.contains_key("id") => {
             let mut m = m.clone();
@@ -58,24 +56,9 @@ pub fn validation_schema(answer: Option<&Value>) -> Value {
     think_schema(answer.as_ref())
 }
 
-/// The answer schema for a normalized client format: JSON mode answers an
-/// object, a schema answers that schema, no format answers a string.
-pub fn answer_schema(format: Option<&Format>) -> Option<Value> {
-    match format {
-        None => None,
-        Some(Format::Json) => Some(json!({"type": "object"})),
-        Some(Format::Schema(s)) => Some(s.clone()),
-    }
-}
-
-/// [`think_schema`] for a normalized client format.
-pub fn think_schema_for(format: Option<&Format>) -> Value {
-    think_schema(answer_schema(format).as_ref())
-}
-
 /// Split an emulated-thinking value into (thinking, answer). `None` when
 /// `value` is not an object with a string reasoning field and an answer.
-pub fn split_think(value: &Value) -> Option<(String, Value)> {
+pub(crate) fn split_think(value: &Value) -> Option<(String, Value)> {
     let m = value.as_object()?;
     let thinking = m.get(REASONING_FIELD)?.as_str()?.to_string();
     let answer = m.get(ANSWER_FIELD)?.clone();
@@ -84,7 +67,7 @@ pub fn split_think(value: &Value) -> Option<(String, Value)> {
 
 /// The answer as message content: a string answer verbatim, anything else
 /// serialized as JSON.
-pub fn answer_text(answer: &Value) -> String {
+pub(crate) fn answer_text(answer: &Value) -> String {
     match answer {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -113,10 +96,6 @@ mod tests {
         assert_eq!(
             think_schema(None)["properties"]["answer"],
             json!({"type": "string"})
-        );
-        assert_eq!(
-            think_schema_for(Some(&Format::Json))["properties"]["answer"],
-            json!({"type": "object"})
         );
     }
 

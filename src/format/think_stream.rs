@@ -18,7 +18,7 @@ use crate::wire::json_scan::{RawScan, Unescaper};
 
 /// Something to pass on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ThinkEvent {
+pub(crate) enum ThinkEvent {
     /// More thinking text.
     Thinking(String),
     /// More of a string answer, decoded.
@@ -29,7 +29,7 @@ pub enum ThinkEvent {
 
 /// What the whole output was, once it ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// The whole thinking text.
     pub thinking: String,
     /// The answer value.
@@ -42,7 +42,7 @@ pub struct Finished {
 /// Why the output is not the envelope.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the model's answer is not the reasoning-then-answer object: {0}")]
-pub struct NotEnvelope(String);
+pub(crate) struct NotEnvelope(String);
 
 #[derive(Debug)]
 enum State {
@@ -65,7 +65,7 @@ enum State {
 
 /// Incremental reader of the thinking envelope; see the module docs.
 #[derive(Debug)]
-pub struct ThinkStream {
+pub(crate) struct ThinkStream {
     state: State,
     /// Everything received, for [`ThinkStream::finish`].
     raw: String,
@@ -79,7 +79,7 @@ impl Default for ThinkStream {
 
 impl ThinkStream {
     /// A reader at the start of the output.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             state: State::Open,
             raw: String::new(),
@@ -87,7 +87,7 @@ impl ThinkStream {
     }
 
     /// Feed the next piece of output; the events it completes.
-    pub fn feed(&mut self, delta: &str) -> Vec<ThinkEvent> {
+    pub(crate) fn feed(&mut self, delta: &str) -> Vec<ThinkEvent> {
         self.raw.push_str(delta);
         let mut events = Vec::new();
         let mut thinking = String::new();
@@ -188,13 +188,8 @@ impl ThinkStream {
         };
     }
 
-    /// Whether the events are still following the output.
-    pub fn on_track(&self) -> bool {
-        !matches!(self.state, State::Lost)
-    }
-
     /// The whole output, parsed, once it has ended.
-    pub fn finish(self) -> Result<Finished, NotEnvelope> {
+    pub(crate) fn finish(self) -> Result<Finished, NotEnvelope> {
         let streamed = matches!(self.state, State::Done);
         let value: Value =
             serde_json::from_str(self.raw.trim()).map_err(|e| NotEnvelope(e.to_string()))?;

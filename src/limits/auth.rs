@@ -58,12 +58,12 @@ impl Principal {
 }
 
 /// The headers a client presents a key in.
-pub const CREDENTIAL_HEADERS: [http::HeaderName; 2] =
+pub(crate) const CREDENTIAL_HEADERS: [http::HeaderName; 2] =
     [AUTHORIZATION, http::HeaderName::from_static("x-api-key")];
 
 /// Remove the headers augur reads keys from: a key for augur is not a key
 /// for the upstream.
-pub fn strip_credentials(headers: &mut HeaderMap) {
+pub(crate) fn strip_credentials(headers: &mut HeaderMap) {
     for name in &CREDENTIAL_HEADERS {
         headers.remove(name);
     }
@@ -104,7 +104,7 @@ fn fail(reason: &'static str, message: &'static str) -> LimitError {
 }
 
 /// Identify the caller under `policy`. Errors only when `auth.required`.
-pub fn authenticate(
+pub(crate) fn authenticate(
     policy: &Policy,
     headers: &HeaderMap,
     client_ip: IpAddr,
@@ -126,7 +126,11 @@ pub fn authenticate(
 
 /// 403 unless the principal's key may use `model` (a normalized name;
 /// anonymous may use all).
-pub fn check_model(policy: &Policy, principal: &Principal, model: &str) -> Result<(), LimitError> {
+pub(crate) fn check_model(
+    policy: &Policy,
+    principal: &Principal,
+    model: &str,
+) -> Result<(), LimitError> {
     let Some(id) = &principal.key else {
         return Ok(());
     };

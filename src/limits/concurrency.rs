@@ -23,7 +23,7 @@ use crate::policy::Concurrency;
 
 /// A concurrency slot; released (and the in-flight gauge lowered) on drop.
 #[derive(Debug)]
-pub struct Permit {
+pub(crate) struct Permit {
     _permit: OwnedSemaphorePermit,
     label: String,
 }

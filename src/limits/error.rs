@@ -16,7 +16,8 @@ use std::time::Duration;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
 /// Ollama's own text when its queue is full (two spaces included).
-pub const BUSY_MESSAGE: &str = "server busy, please try again.  maximum pending requests exceeded";
+pub(crate) const BUSY_MESSAGE: &str =
+    "server busy, please try again.  maximum pending requests exceeded";
 
 /// Which limit refused a request; also the `scope` metric label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,7 +64,7 @@ pub enum LimitError {
 }
 
 /// Whole seconds, rounded up, at least 1.
-pub fn retry_after_secs(d: Duration) -> u64 {
+pub(crate) fn retry_after_secs(d: Duration) -> u64 {
     let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
     secs.max(1)
 }

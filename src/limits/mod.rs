@@ -35,23 +35,23 @@
 //!
 //! Call [`Limits::housekeeping`] every minute or so to forget idle keys.
 
-pub mod auth;
-pub mod concurrency;
-pub mod error;
-pub mod rate;
+pub(crate) mod auth;
+pub(crate) mod concurrency;
+pub(crate) mod error;
+pub(crate) mod rate;
 mod tokens;
-pub mod usage;
+pub(crate) mod usage;
 
 use std::{net::IpAddr, sync::Arc};
 
 use http::HeaderMap;
 
-pub use auth::{Principal, authenticate, check_model};
-pub use concurrency::Permit;
-pub use error::{BUSY_MESSAGE, LimitError, Scope};
-pub use rate::RateInfo;
+pub(crate) use auth::{Principal, authenticate, check_model};
+pub(crate) use concurrency::Permit;
+pub(crate) use error::{LimitError, Scope};
+pub(crate) use rate::RateInfo;
 use tokens::{BucketKey, TokenBuckets};
-pub use usage::Usage;
+pub(crate) use usage::Usage;
 
 use crate::policy::{ModelPolicy, Policy, RateLimit};
 

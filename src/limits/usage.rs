@@ -56,13 +56,13 @@ impl Usage {
 }
 
 /// One token per four bytes, rounded up.
-pub fn estimate_from_bytes(len: usize) -> u64 {
+pub(crate) fn estimate_from_bytes(len: usize) -> u64 {
     (len as u64).div_ceil(4)
 }
 
 /// Prompt plus generated tokens from the end of an Ollama or OpenAI answer;
 /// `None` when the text carries no counts.
-pub fn counts_in(tail: &[u8]) -> Option<u64> {
+pub(crate) fn counts_in(tail: &[u8]) -> Option<u64> {
     let text = String::from_utf8_lossy(tail);
     let last = |key: &str| -> Option<u64> {
         let i = text.rfind(key)?;

@@ -73,7 +73,7 @@ fn parse_enum<T: Copy>(
 }
 
 /// Accumulates files in merge order; [`Builder::finish`] produces the policy.
-pub struct Builder<'a> {
+pub(super) struct Builder<'a> {
     schemas: &'a mut SchemaReads,
     schema_cache: HashMap<String, Arc<Value>>,
     defaults: ModelPolicy,
@@ -87,7 +87,7 @@ pub struct Builder<'a> {
 impl<'a> Builder<'a> {
     /// `schemas` reads (and hashes) every `format` schema file, so a
     /// changed schema changes the policy version.
-    pub fn new(schemas: &'a mut SchemaReads) -> Self {
+    pub(super) fn new(schemas: &'a mut SchemaReads) -> Self {
         Self {
             schemas,
             schema_cache: HashMap::new(),
@@ -105,7 +105,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Parse, validate and merge one file's text. `file` names it in errors.
-    pub fn add_file(&mut self, file: &str, text: &str) -> Result<(), PolicyError> {
+    pub(super) fn add_file(&mut self, file: &str, text: &str) -> Result<(), PolicyError> {
         let value = yaml::parse(file, text)?;
         let validator =
             schema_validator().map_err(|m| PolicyError::invalid(file, "(schema)", m))?;
@@ -296,9 +296,12 @@ impl<'a> Builder<'a> {
         Ok(value)
     }
 
-    /// The merged policy.
-    pub fn finish(self, meta: PolicyMeta) -> Policy {
-        Policy {
+    /// The merged policy. `last_file` is named if the `models:` globs
+    /// together cannot be compiled.
+    pub(super) fn finish(self, meta: PolicyMeta, last_file: &str) -> Result<Policy, PolicyError> {
+        let models = ModelRules::new(self.defaults, self.entries)
+            .map_err(|m| PolicyError::invalid(last_file, "models", m))?;
+        Ok(Policy {
             meta: PolicyMeta {
                 sources: self.sources,
                 ..meta
@@ -306,8 +309,8 @@ impl<'a> Builder<'a> {
             auth: self.auth,
             audit: self.audit,
             default_rate_limit: self.default_rate_limit,
-            models: ModelRules::new(self.defaults, self.entries),
-        }
+            models,
+        })
     }
 }
 

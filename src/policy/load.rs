@@ -154,13 +154,21 @@ pub(crate) fn compile(texts: &Texts, schemas_dir: &Path) -> Compiled {
             break;
         }
     }
-    let result = result.map(|()| {
-        builder.finish(PolicyMeta {
-            version: String::new(),
-            loaded_at: SystemTime::now(),
-            files: texts.files.iter().map(|(n, _)| n.clone()).collect(),
-            sources: Default::default(),
-        })
+    let last_file = texts
+        .files
+        .last()
+        .map(|(n, _)| n.clone())
+        .unwrap_or_default();
+    let result = result.and_then(|()| {
+        builder.finish(
+            PolicyMeta {
+                version: String::new(),
+                loaded_at: SystemTime::now(),
+                files: texts.files.iter().map(|(n, _)| n.clone()).collect(),
+                sources: Default::default(),
+            },
+            &last_file,
+        )
     });
     let (schema_hash, schema_names) = schemas.finish();
     let fingerprint = fingerprint(texts, schema_hash);

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::{
     model::{
@@ -61,30 +61,26 @@ fn glob(pattern: &str) -> Result<globset::Glob, String> {
         .map_err(|e| format!("invalid glob: {}", e.kind()))
 }
 
-/// One compiled model glob.
+/// One checked model glob; [`ModelRules`] matches all of a policy's globs
+/// at once.
 #[derive(Debug, Clone)]
 pub struct ModelGlob {
     pattern: String,
-    matcher: GlobMatcher,
+    glob: globset::Glob,
 }
 
 impl ModelGlob {
-    /// Compile `pattern`; the error text names the problem.
+    /// Check `pattern`; the error text names the problem.
     pub fn new(pattern: &str) -> Result<Self, String> {
         Ok(Self {
             pattern: pattern.to_string(),
-            matcher: glob(pattern)?.compile_matcher(),
+            glob: glob(pattern)?,
         })
     }
 
     /// The pattern as written in the policy.
     pub fn pattern(&self) -> &str {
         &self.pattern
-    }
-
-    /// Whether the glob matches an already normalized model name.
-    pub fn is_match(&self, normalized: &str) -> bool {
-        self.matcher.is_match(normalized)
     }
 }
 
@@ -230,15 +226,23 @@ impl Overlay {
 pub struct ModelRules {
     defaults: Arc<ModelPolicy>,
     entries: Vec<(ModelGlob, Overlay)>,
+    /// Every entry's glob, matched in one pass (entry `i` is glob `i`).
+    set: GlobSet,
 }
 
 impl ModelRules {
     /// Rules from resolved defaults and `models:` entries in merge order.
-    pub fn new(defaults: ModelPolicy, entries: Vec<(ModelGlob, Overlay)>) -> Self {
-        Self {
+    pub fn new(defaults: ModelPolicy, entries: Vec<(ModelGlob, Overlay)>) -> Result<Self, String> {
+        let mut builder = GlobSetBuilder::new();
+        for (g, _) in &entries {
+            builder.add(g.glob.clone());
+        }
+        let set = builder.build().map_err(|e| e.to_string())?;
+        Ok(Self {
             defaults: Arc::new(defaults),
             entries,
-        }
+            set,
+        })
     }
 
     /// The defaults every model starts from.
@@ -264,14 +268,18 @@ impl ModelRules {
         if self.entries.is_empty() {
             return self.defaults.clone();
         }
-        let mut matching = self.entries.iter().filter(|(g, _)| g.is_match(name));
-        let Some(first) = matching.next() else {
+        let mut matching = self.set.matches(name);
+        if matching.is_empty() {
             return self.defaults.clone();
-        };
+        }
+        // In merge order: later entries override earlier ones.
+        matching.sort_unstable();
         let mut p = (*self.defaults).clone();
-        for (g, overlay) in std::iter::once(first).chain(matching) {
-            overlay.apply(&mut p);
-            p.matched_glob = Some(g.pattern().to_string());
+        for i in matching {
+            if let Some((g, overlay)) = self.entries.get(i) {
+                overlay.apply(&mut p);
+                p.matched_glob = Some(g.pattern().to_string());
+            }
         }
         Arc::new(p)
     }

@@ -34,7 +34,7 @@ pub(crate) struct SchemaReads {
 }
 
 impl SchemaReads {
-    pub fn new(dir: &Path) -> Self {
+    pub(super) fn new(dir: &Path) -> Self {
         Self {
             dir: dir.to_path_buf(),
             hasher: Sha256::new(),
@@ -43,13 +43,13 @@ impl SchemaReads {
     }
 
     /// The directory names are resolved in.
-    pub fn dir(&self) -> &Path {
+    pub(super) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Read the schema file `name` (already checked to be a plain relative
     /// name) and hash it, or the reason it cannot be read.
-    pub fn read(&mut self, name: &str) -> Result<Vec<u8>, String> {
+    pub(super) fn read(&mut self, name: &str) -> Result<Vec<u8>, String> {
         let result = read_bounded(&self.dir.join(name));
         self.hasher.update(name.as_bytes());
         self.hasher.update([0]);
@@ -63,7 +63,7 @@ impl SchemaReads {
     }
 
     /// The hash of everything read, and the names in the order read.
-    pub fn finish(self) -> ([u8; 32], Vec<String>) {
+    pub(super) fn finish(self) -> ([u8; 32], Vec<String>) {
         (self.hasher.finalize().into(), self.names)
     }
 }

@@ -11,9 +11,9 @@ use super::types::{any_value, common_type, is_any_value, type_of};
 use super::walk::{Out, Walker};
 
 /// Enums larger than this fall back to their base type.
-pub const MAX_ENUM: usize = 256;
+pub(super) const MAX_ENUM: usize = 256;
 /// Largest length/item count kept; GBNF refuses repetitions of 2000+.
-pub const MAX_COUNT: u64 = 1500;
+pub(super) const MAX_COUNT: u64 = 1500;
 /// String formats the converter has grammars for.
 const FORMATS: [&str; 9] = [
     "date",

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 /// Merge `b` into `a` (both schema objects). Keywords present in both are
 /// intersected where that is simple; otherwise `a` wins and the keyword name
 /// is returned in the conflict list.
-pub fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) -> Vec<String> {
+pub(super) fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) -> Vec<String> {
     let mut conflicts = Vec::new();
     for (k, bv) in b {
         let Some(av) = a.get_mut(k) else {

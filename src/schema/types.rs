@@ -53,12 +53,12 @@ pub fn any_value() -> Value {
 }
 
 /// Whether `v` is exactly [`any_value`].
-pub fn is_any_value(v: &Value) -> bool {
+pub(super) fn is_any_value(v: &Value) -> bool {
     *v == any_value()
 }
 
 /// Keywords that only make sense for one primitive type.
-pub fn keywords_for(ty: &str) -> &'static [&'static str] {
+pub(super) fn keywords_for(ty: &str) -> &'static [&'static str] {
     match ty {
         "string" => &[
             "pattern",
@@ -103,7 +103,7 @@ pub fn keywords_for(ty: &str) -> &'static [&'static str] {
 }
 
 /// Infer the type implied by the keywords of a schema without `type`.
-pub fn infer_type(map: &Map<String, Value>) -> Option<&'static str> {
+pub(super) fn infer_type(map: &Map<String, Value>) -> Option<&'static str> {
     let has = |k: &str| map.contains_key(k);
     if has("properties")
         || has("required")
@@ -135,7 +135,7 @@ pub fn infer_type(map: &Map<String, Value>) -> Option<&'static str> {
 }
 
 /// The primitive type of a JSON value.
-pub fn type_of(v: &Value) -> &'static str {
+pub(super) fn type_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -148,7 +148,7 @@ pub fn type_of(v: &Value) -> &'static str {
 }
 
 /// One type covering every value of `values`, if there is one.
-pub fn common_type(values: &[Value]) -> Option<&'static str> {
+pub(super) fn common_type(values: &[Value]) -> Option<&'static str> {
     let mut ty: Option<&'static str> = None;
     for v in values {
         let t = type_of(v);

@@ -43,7 +43,7 @@ thread_local! {
 
 /// Idle connections to one upstream address.
 #[derive(Clone)]
-pub struct Pool {
+pub(super) struct Pool {
     inner: Arc<Inner>,
 }
 
@@ -62,7 +62,7 @@ struct Idle {
 }
 
 /// One connection, held by one request at a time.
-pub struct Lease {
+pub(super) struct Lease {
     sender: http1::SendRequest<Body>,
     /// `None` once the connection has closed.
     conn: Option<Conn>,
@@ -73,7 +73,7 @@ pub struct Lease {
 
 /// Why a request could not be sent; `request` is given back when it never
 /// reached the connection, so it can be retried on another one.
-pub struct SendError {
+pub(super) struct SendError {
     pub error: hyper::Error,
     pub request: Option<Request<Body>>,
 }
@@ -81,7 +81,7 @@ pub struct SendError {
 impl Pool {
     /// A pool for `addr` (`host:port`), keeping at most `max_idle`
     /// connections for at most `idle_timeout` each.
-    pub fn new(
+    pub(super) fn new(
         addr: String,
         connect_timeout: Duration,
         idle_timeout: Duration,
@@ -100,7 +100,7 @@ impl Pool {
 
     /// A connection ready for a request: the most recently used idle one
     /// that is still open, or a new one.
-    pub async fn checkout(&self) -> Result<Lease, ProxyError> {
+    pub(super) async fn checkout(&self) -> Result<Lease, ProxyError> {
         while let Some(idle) = self.take_idle() {
             if idle.since.elapsed() >= self.inner.idle_timeout {
                 continue;
@@ -120,7 +120,7 @@ impl Pool {
     }
 
     /// A new connection.
-    pub async fn connect(&self) -> Result<Lease, ProxyError> {
+    pub(super) async fn connect(&self) -> Result<Lease, ProxyError> {
         let addr = self.inner.addr.as_str();
         let stream = match tokio::time::timeout(
             self.inner.connect_timeout,
@@ -163,7 +163,7 @@ impl Pool {
     /// Close idle connections older than the idle timeout, and those the
     /// upstream has closed (after an Ollama restart they would otherwise
     /// hold their descriptors until taken).
-    pub async fn sweep(&self) {
+    pub(super) async fn sweep(&self) {
         // Unconstrained for the same reason as in `checkout`; a waker that
         // does nothing, as nothing waits on an idle connection.
         let sweep = std::future::poll_fn(|_| {
@@ -179,7 +179,7 @@ impl Pool {
 
     /// Idle connections held.
     #[cfg(test)]
-    pub fn idle_count(&self) -> usize {
+    pub(super) fn idle_count(&self) -> usize {
         self.inner.idle.lock().map(|i| i.len()).unwrap_or(0)
     }
 
@@ -218,7 +218,10 @@ impl Lease {
 
     /// Send `req` and drive the connection until the response head has
     /// arrived; the body keeps driving it from then on.
-    pub async fn send(mut self, req: Request<Body>) -> Result<Response<DrivenBody>, SendError> {
+    pub(super) async fn send(
+        mut self,
+        req: Request<Body>,
+    ) -> Result<Response<DrivenBody>, SendError> {
         let mut response = std::pin::pin!(self.sender.try_send_request(req));
         let result = std::future::poll_fn(|cx| {
             self.drive(cx);
@@ -243,7 +246,7 @@ impl Lease {
 
 /// A response body that drives its connection, and returns the connection
 /// to the pool when it has ended cleanly.
-pub struct DrivenBody {
+pub(super) struct DrivenBody {
     inner: Incoming,
     lease: Option<Lease>,
 }

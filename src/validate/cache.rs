@@ -16,7 +16,7 @@ use crate::schema::budget::{self, Limits};
 static BUDGET: AtomicU64 = AtomicU64::new(DEFAULT_BUDGET);
 
 /// Default of [`set_cache_budget`]: 32 MiB.
-pub const DEFAULT_BUDGET: u64 = 32 * 1024 * 1024;
+pub(super) const DEFAULT_BUDGET: u64 = 32 * 1024 * 1024;
 
 /// Set the memory budget of the process-wide caches (compiled schemas get
 /// half, tool sets the other half). Takes effect for caches created after

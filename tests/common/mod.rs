@@ -1,6 +1,8 @@
 //! Test harness: augur in-process on 127.0.0.1:0 in front of a fake Ollama.
+//! Each test crate includes it as its own module, and uses what it needs.
 #![allow(
     dead_code,
+    unreachable_pub,
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::field_reassign_with_default

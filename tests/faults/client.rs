@@ -17,11 +17,11 @@ use tokio::{
 use super::{Augur, modes::Mode, until};
 
 /// How soon after the client leaves the upstream request must be gone.
-pub const CANCEL_WITHIN: Duration = Duration::from_millis(100);
+pub(crate) const CANCEL_WITHIN: Duration = Duration::from_millis(100);
 
 /// How a client sends its request and leaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Leave {
+pub(crate) enum Leave {
     /// Closes the connection (FIN).
     Close,
     /// Resets the connection (RST).
@@ -34,7 +34,7 @@ pub enum Leave {
 
 /// A client on a raw socket: the request is written, whatever comes back
 /// is collected, and [`Client::leave`] closes the socket.
-pub struct Client {
+pub(crate) struct Client {
     received: Arc<Mutex<Vec<u8>>>,
     reader: tokio::task::JoinHandle<tokio::net::tcp::OwnedReadHalf>,
     writer: tokio::net::tcp::OwnedWriteHalf,
@@ -102,7 +102,7 @@ impl Client {
 
 /// What happened upstream after the client left.
 #[derive(Debug)]
-pub struct Aftermath {
+pub(crate) struct Aftermath {
     /// Whether the client had the response head when it left (shown
     /// with the figures).
     #[allow(dead_code)]
@@ -126,7 +126,7 @@ impl Aftermath {
 /// Ask in `mode`, leave once the upstream call numbered `attempt` (0 =
 /// the first) has produced a few chunks, and see what the upstream did
 /// after that.
-pub async fn leave_mid_answer(
+pub(crate) async fn leave_mid_answer(
     fake: &FakeOllama,
     augur: &Augur,
     mode: &Mode,
@@ -172,7 +172,7 @@ pub async fn leave_mid_answer(
 }
 
 /// Leave mid-answer in every mode; the failures, each with its figures.
-pub async fn leave_in_every_mode(
+pub(crate) async fn leave_in_every_mode(
     fake: &FakeOllama,
     augur: &Augur,
     modes: &[Mode],

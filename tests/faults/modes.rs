@@ -8,17 +8,17 @@ use super::{person, weather_tool};
 
 /// A long user message: the `dribble` model answers it 2 characters per
 /// 20 ms chunk, so generating all of it takes seconds.
-pub fn long(prefix: &str, suffix: &str) -> String {
+pub(crate) fn long(prefix: &str, suffix: &str) -> String {
     format!("{prefix}{}{suffix}", "x".repeat(400))
 }
 
 /// A schema-invalid answer (no `age`): a retry would follow it.
-pub fn invalid_person() -> String {
+pub(crate) fn invalid_person() -> String {
     long(r#"{"name":""#, r#""}"#)
 }
 
 /// A tool call missing its required argument: a retry would follow it.
-pub fn invalid_call() -> String {
+pub(crate) fn invalid_call() -> String {
     long(
         r#"{"tool_call":{"name":"get_weather","arguments":{"town":""#,
         r#""}}}"#,
@@ -26,13 +26,13 @@ pub fn invalid_call() -> String {
 }
 
 /// One way of asking: route, body, and whether the answer streams.
-pub struct Mode {
+pub(crate) struct Mode {
     pub name: &'static str,
     pub path: &'static str,
     pub body: Value,
 }
 
-pub fn chat(stream: bool, content: String, extra: Value) -> Value {
+pub(crate) fn chat(stream: bool, content: String, extra: Value) -> Value {
     let mut body = json!({"model": "dribble", "stream": stream,
         "messages": [{"role": "user", "content": content}]});
     if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
@@ -41,7 +41,7 @@ pub fn chat(stream: bool, content: String, extra: Value) -> Value {
     body
 }
 
-pub fn modes() -> Vec<Mode> {
+pub(crate) fn modes() -> Vec<Mode> {
     let tools = json!({"tools": [weather_tool()]});
     vec![
         Mode {
@@ -109,7 +109,7 @@ pub fn modes() -> Vec<Mode> {
 }
 
 /// Modes that need a policy: a schema answer validated as it streams.
-pub fn pass_modes() -> Vec<Mode> {
+pub(crate) fn pass_modes() -> Vec<Mode> {
     vec![Mode {
         name: "schema pass",
         path: "/api/chat",
@@ -119,7 +119,7 @@ pub fn pass_modes() -> Vec<Mode> {
 
 /// Modes whose first answer is invalid at once, so that the client leaves
 /// while augur asks again.
-pub fn retry_modes() -> Vec<Mode> {
+pub(crate) fn retry_modes() -> Vec<Mode> {
     let short_person = r#"{"name":"x"}"#.to_string();
     let short_call = r#"{"tool_call":{"name":"get_weather","arguments":{}}}"#.to_string();
     let tools = json!({"tools": [weather_tool()]});

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 /// A decoding failure, worded as Go words it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum GoError {
+pub(super) enum GoError {
     /// `*json.UnmarshalTypeError`.
     Type {
         value: String,
@@ -287,7 +287,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// The error `c.ShouldBindJSON(&MessagesRequest)` gives `req`, if any.
-pub fn request(req: &Map<String, Value>) -> Result<(), GoError> {
+pub(super) fn request(req: &Map<String, Value>) -> Result<(), GoError> {
     let mut d = Decoder::default();
     d.fields(req, &REQUEST, &mut Vec::new())?;
     d.finish()
@@ -295,13 +295,13 @@ pub fn request(req: &Map<String, Value>) -> Result<(), GoError> {
 
 /// The error `json.Unmarshal(input_schema, &api.ToolFunctionParameters{})`
 /// gives, if any.
-pub fn tool_schema(schema: &Value) -> Result<(), GoError> {
+pub(super) fn tool_schema(schema: &Value) -> Result<(), GoError> {
     root(schema, Ty::Struct(&TOOL_PARAMS))
 }
 
 /// Whether a content block (a `system` entry) decodes into a
 /// `ContentBlock` without error.
-pub fn is_content_block(v: &Value) -> bool {
+pub(super) fn is_content_block(v: &Value) -> bool {
     root(v, BLOCK).is_ok()
 }
 

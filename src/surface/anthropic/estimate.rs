@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::{decode, go};
 
 /// The estimate for a request that decoded without error.
-pub fn input_tokens(req: &Map<String, Value>) -> u64 {
+pub(super) fn input_tokens(req: &Map<String, Value>) -> u64 {
     let system = req.get("system").filter(|s| !s.is_null());
     let messages = req
         .get("messages")

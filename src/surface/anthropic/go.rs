@@ -9,7 +9,7 @@ use serde_json::{Number, Value};
 
 /// `json.Marshal` of `v` where objects are structs or ordered maps (keys in
 /// the order given): compact, HTML-safe, numbers as Go writes a float64.
-pub fn marshal(v: &Value) -> String {
+pub(super) fn marshal(v: &Value) -> String {
     let mut out = String::new();
     write(&mut out, v, false);
     out
@@ -17,7 +17,7 @@ pub fn marshal(v: &Value) -> String {
 
 /// `json.Marshal` of `v` decoded into Go's `any` (objects became
 /// `map[string]any`, whose keys Go writes sorted).
-pub fn marshal_sorted(v: &Value) -> String {
+pub(super) fn marshal_sorted(v: &Value) -> String {
     let mut out = String::new();
     write(&mut out, v, true);
     out
@@ -61,7 +61,7 @@ fn write(out: &mut String, v: &Value, sorted: bool) {
 /// A JSON number as Go writes the float64 it decodes to: shortest
 /// round-trip digits, plain below 1e21 and from 1e-6, else `1e+21`,
 /// `1.5e-7`.
-pub fn number(n: &Number) -> String {
+pub(super) fn number(n: &Number) -> String {
     float64(n.as_f64().unwrap_or(0.0))
 }
 
@@ -106,7 +106,7 @@ fn string(out: &mut String, s: &str) {
 /// Check `data` the way `base64.StdEncoding.DecodeString` decodes it
 /// (padding required, `\r` and `\n` skipped): `Err(offset)` is the byte
 /// Go's `CorruptInputError` names.
-pub fn base64_std(data: &str) -> Result<(), usize> {
+pub(super) fn base64_std(data: &str) -> Result<(), usize> {
     let src = data.as_bytes();
     let mut si = 0;
     while si < src.len() {

@@ -48,7 +48,7 @@ fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
 }
 
 /// Token counts: `{input_tokens, output_tokens, total_tokens, …}`.
-pub fn usage(input: u64, output: u64, sorted: bool) -> Value {
+pub(super) fn usage(input: u64, output: u64, sorted: bool) -> Value {
     let pairs = vec![
         ("input_tokens", json!(input)),
         ("output_tokens", json!(output)),

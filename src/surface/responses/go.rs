@@ -7,7 +7,7 @@ use serde_json::{Map, Number, Value};
 
 /// A `float64` as Go's `encoding/json` writes it: integral values without
 /// a fraction.
-pub fn float(f: f64) -> Value {
+pub(super) fn float(f: f64) -> Value {
     if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e15 {
         // Exact: |f| < 1e15 fits an i64 without rounding.
         return Value::from(f as i64);
@@ -16,7 +16,7 @@ pub fn float(f: f64) -> Value {
 }
 
 /// `fmt.Sprintf("%q", s)`: a double-quoted Go string literal.
-pub fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -47,7 +47,7 @@ pub fn quote(s: &str) -> String {
 }
 
 /// An object with its keys in the order Go writes a `map[string]any`.
-pub fn sorted(pairs: Vec<(&str, Value)>) -> Value {
+pub(super) fn sorted(pairs: Vec<(&str, Value)>) -> Value {
     let mut m: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     m.sort_keys();
     Value::Object(m)
@@ -56,7 +56,7 @@ pub fn sorted(pairs: Vec<(&str, Value)>) -> Value {
 /// `v` with every object's keys sorted, at every depth: a client's JSON
 /// decoded into `map[string]any` and written again. Depth is bounded by
 /// the parser that produced `v`.
-pub fn sorted_deep(v: &Value) -> Value {
+pub(super) fn sorted_deep(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
             let mut out: Map<String, Value> =
@@ -72,7 +72,7 @@ pub fn sorted_deep(v: &Value) -> Value {
 /// The Unix seconds of an RFC 3339 timestamp as Ollama writes `created_at`
 /// (`2025-10-26T17:15:24.0977Z`, or with a `±hh:mm` offset); `None` when
 /// it is not one.
-pub fn unix_seconds(text: &str) -> Option<i64> {
+pub(super) fn unix_seconds(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     if b.len() < 20 || b.len() > 64 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' {
         return None;

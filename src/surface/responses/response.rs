@@ -1,6 +1,6 @@
 //! Ollama chat answers → Responses API answers, as Ollama's layer writes
 //! them: a whole `response` object (`ToResponse`) as JSON, or the SSE
-//! events of a stream ([`super::stream`]), each sent as it is produced.
+//! events of a stream (see the `stream` module), each sent as it is produced.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -21,7 +21,7 @@ use super::{
 };
 
 /// The state of one stream's events.
-pub struct Converter {
+pub(super) struct Converter {
     meta: Meta,
     clock: fn() -> i64,
     first_write: bool,
@@ -50,7 +50,7 @@ fn output_text(text: &str) -> Value {
 impl Converter {
     /// A converter for the answer `meta` describes; `clock` gives the
     /// Unix seconds response objects carry.
-    pub fn new(meta: Meta, clock: fn() -> i64) -> Self {
+    pub(super) fn new(meta: Meta, clock: fn() -> i64) -> Self {
         Converter {
             meta,
             clock,
@@ -69,7 +69,7 @@ impl Converter {
     }
 
     /// Whether the `done` chunk has been converted.
-    pub fn is_done(&self) -> bool {
+    pub(super) fn is_done(&self) -> bool {
         self.done
     }
 
@@ -96,7 +96,7 @@ impl Converter {
     }
 
     /// The events for one Ollama chunk (`Process`).
-    pub fn process(&mut self, chunk: &Value) -> Vec<Bytes> {
+    pub(super) fn process(&mut self, chunk: &Value) -> Vec<Bytes> {
         let mut out = Vec::new();
         let message = chunk.get("message");
         let calls = message.map(response::calls).unwrap_or_default();
@@ -313,7 +313,7 @@ impl Converter {
 
     /// The events that end a stream cut by `err`: the opening events if
     /// none went out yet, then `response.failed` with the error.
-    pub fn fail(&mut self, err: &ProxyError) -> Vec<Bytes> {
+    pub(super) fn fail(&mut self, err: &ProxyError) -> Vec<Bytes> {
         let mut out = self.process(&json!({}));
         self.done = true;
         let status = err.status().as_u16();

@@ -14,7 +14,7 @@ use super::items::{self, Item};
 /// A decoded request (the fields Ollama reads, and the two augur adds:
 /// `tool_choice` and `parallel_tool_calls`).
 #[derive(Default)]
-pub struct Request<'a> {
+pub(super) struct Request<'a> {
     pub model: &'a str,
     pub background: bool,
     pub input: Vec<Item<'a>>,
@@ -172,7 +172,7 @@ impl<'a> Fields<'a> {
 }
 
 /// Decode `req` as Ollama's `ResponsesMiddleware` binds it.
-pub fn request(req: &Map<String, Value>) -> Result<Request<'_>, ProxyError> {
+pub(super) fn request(req: &Map<String, Value>) -> Result<Request<'_>, ProxyError> {
     let mut f = Fields::new(req, "ResponsesRequest", "");
     let mut out = Request {
         tool_choice: req.get("tool_choice").filter(|v| !v.is_null()),

@@ -12,7 +12,7 @@ use super::super::go;
 use super::decode::{Fields, bad, value_error, value_error_text};
 
 /// One `input` item.
-pub enum Item<'a> {
+pub(super) enum Item<'a> {
     Message {
         role: &'a str,
         content: Vec<Content<'a>>,
@@ -37,7 +37,7 @@ pub enum Item<'a> {
 }
 
 /// One content part of a message or a function call output.
-pub enum Content<'a> {
+pub(super) enum Content<'a> {
     /// `input_text` or `output_text`.
     Text(&'a str),
     Image {
@@ -47,7 +47,7 @@ pub enum Content<'a> {
 }
 
 /// `unmarshalResponsesInputItem`.
-pub fn item(raw: &Value) -> Result<Item<'_>, ProxyError> {
+pub(super) fn item(raw: &Value) -> Result<Item<'_>, ProxyError> {
     let Value::Object(obj) = raw else {
         return Err(value_error(
             raw,

@@ -55,7 +55,11 @@ impl Message {
 }
 
 /// The messages for `instructions`, a string `input` and `input` items.
-pub fn build(instructions: &str, text: &str, items: &[Item<'_>]) -> Result<Vec<Value>, ProxyError> {
+pub(super) fn build(
+    instructions: &str,
+    text: &str,
+    items: &[Item<'_>],
+) -> Result<Vec<Value>, ProxyError> {
     let mut messages: Vec<Message> = Vec::with_capacity(items.len() + 2);
     if !instructions.is_empty() {
         messages.push(Message {
