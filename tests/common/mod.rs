@@ -6,6 +6,7 @@
     clippy::field_reassign_with_default
 )]
 
+pub mod formats;
 pub mod process;
 
 use std::{net::SocketAddr, path::Path, time::Duration};
