@@ -7,6 +7,7 @@
 )]
 
 pub mod formats;
+pub mod live;
 pub mod process;
 
 use std::{net::SocketAddr, path::Path, time::Duration};
