@@ -1,7 +1,8 @@
-//! Live policies end to end over real sockets: edits of the policy files
-//! while traffic runs (within 2 s, broken files rejected, no request
-//! failing, not even among 200 open streams); named formats, validation and
-//! tool policies.
+//! Editing the policy file while traffic runs, over real sockets: edits
+//! apply within 2 s, a broken file changes nothing and shows at
+//! `GET /-/policies`, unchanged quotas keep their state across a reload,
+//! and no request fails because of reloads, not even among 200 open
+//! streams.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,15 +11,12 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    client, header,
-    live::{ANSWER_SCHEMA, Live, POLICY_FILE, bounded, chat, error_text, header_u64, within_2s},
+    client,
+    live::{Live, POLICY_FILE, bounded, chat, header_u64, within_2s},
     ndjson,
 };
-use fake_ollama::FakeOllama;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-
-// ---------------------------------------------------------- live reload
 
 /// Keep `n` clients streaming short `long-stream` answers until `stop`;
 /// returns the number of answers and the failures seen.
@@ -254,198 +252,6 @@ async fn no_request_fails_because_of_reloads_under_200_streams() {
         .await;
         assert!(live.fake.streams_completed() >= 200);
         assert_eq!(live.fake.streams_aborted(), 0);
-    })
-    .await;
-}
-
-// ------------------------------------------------- format and validation
-
-#[tokio::test]
-async fn a_named_format_replaces_json_mode_for_matching_models() {
-    bounded(20, async {
-        let live = Live::start(
-            "models:\n  \"gemma3:*\":\n    format: {schema: answer.json, apply: when_json}\n",
-        )
-        .await;
-        let ask = |model: &str, format: Option<Value>| {
-            let mut body = json!({"model": model, "stream": false,
-                "messages": [{"role": "user", "content": "Why is the sky blue?"}]});
-            if let Some(f) = format {
-                body["format"] = f;
-            }
-            client().post(live.url("/api/chat")).json(&body).send()
-        };
-
-        let r = ask("gemma3", Some(json!({"type": "json"}))).await.unwrap();
-        assert_eq!(r.status(), 200);
-        let v: Value = r.json().await.unwrap();
-        let sent = live.fake.last_json("/api/chat").unwrap();
-        let format = &sent["format"];
-        assert_eq!(format["type"], "object", "{format}");
-        assert_eq!(
-            format["required"],
-            json!(["answer", "confidence"]),
-            "{format}"
-        );
-        assert_eq!(format["properties"]["answer"]["type"], "string");
-        assert_eq!(format["properties"]["confidence"]["type"], "number");
-        let content: Value =
-            serde_json::from_str(v["message"]["content"].as_str().unwrap()).unwrap();
-        assert!(content["answer"].is_string(), "{content}");
-        assert!(content["confidence"].is_number(), "{content}");
-
-        // Other models keep JSON mode; a client schema or no format stays.
-        let r = ask("llama3.2", Some(json!({"type": "json"})))
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        assert_eq!(live.fake.last_json("/api/chat").unwrap()["format"], "json");
-        let own =
-            json!({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]});
-        let r = ask("gemma3:latest", Some(own)).await.unwrap();
-        assert_eq!(r.status(), 200);
-        let sent = live.fake.last_json("/api/chat").unwrap();
-        assert_eq!(sent["format"]["required"], json!(["x"]), "{sent}");
-        let r = ask("gemma3", None).await.unwrap();
-        assert_eq!(r.status(), 200);
-        assert!(
-            live.fake
-                .last_json("/api/chat")
-                .unwrap()
-                .get("format")
-                .is_none()
-        );
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn a_named_format_applied_when_missing_reaches_a_request_without_one() {
-    bounded(20, async {
-        let live = Live::start(
-            "models:\n  \"gemma3:*\":\n    format: {schema: answer.json, apply: when_missing}\n",
-        )
-        .await;
-        let body = json!({"model": "gemma3", "stream": false,
-            "messages": [{"role": "user", "content": "Why is the sky blue?"}]});
-        let r = client()
-            .post(live.url("/api/chat"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200);
-        let sent = live.fake.last_json("/api/chat").unwrap();
-        assert_eq!(
-            sent["format"]["required"],
-            json!(["answer", "confidence"]),
-            "{sent}"
-        );
-        let v: Value = r.json().await.unwrap();
-        let content: Value =
-            serde_json::from_str(v["message"]["content"].as_str().unwrap()).unwrap();
-        assert!(content["answer"].is_string(), "{content}");
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn validation_failure_passes_or_answers_422_per_policy() {
-    bounded(20, async {
-        let junk = || {
-            vec![
-                "no JSON here, sorry".to_string(),
-                "still no JSON".to_string(),
-            ]
-        };
-        let fake = FakeOllama::builder()
-            .script("scripted", junk())
-            .script("scripted-strict", junk())
-            .start()
-            .await;
-        let live = Live::with_fake(
-            fake,
-            "models:\n  scripted:\n    validate: {on_failure: pass}\n",
-        )
-        .await;
-        let ask = |model: &str| {
-            client()
-                .post(live.url("/api/chat"))
-                .json(&json!({"model": model, "stream": false,
-                    "messages": [{"role": "user", "content": "answer"}],
-                    "format": serde_json::from_str::<Value>(ANSWER_SCHEMA).unwrap()}))
-                .send()
-        };
-
-        let r = ask("scripted").await.unwrap();
-        assert_eq!(r.status(), 200);
-        assert_eq!(header(&r, "x-augur-validation"), Some("invalid"));
-        assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
-        let v: Value = r.json().await.unwrap();
-        let content = v["message"]["content"].as_str().unwrap();
-        assert!(content.contains("no JSON"), "the best attempt: {content}");
-        assert_eq!(v["done"], true);
-
-        let r = ask("scripted-strict").await.unwrap();
-        assert_eq!(r.status(), 422);
-        assert!(header(&r, "x-augur-validation").is_none());
-        let text = error_text(r).await;
-        assert!(text.contains("format"), "{text}");
-        assert_eq!(live.fake.requests("/api/chat"), 4, "one retry each");
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn tool_policies_pass_the_upstreams_answers_through() {
-    bounded(20, async {
-        let live = Live::start(
-            "models:\n  \"gemma3:*\":\n    emulate_tools: never\n    advertise_capabilities: false\n",
-        )
-        .await;
-        let tool = json!({"type": "function", "function": {"name": "get_weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}});
-        let body = json!({"model": "gemma3", "stream": false, "tools": [tool],
-            "messages": [{"role": "user", "content": "Weather in Paris?"}]});
-        let direct = client()
-            .post(format!("{}/api/chat", live.fake.url()))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let (direct_status, direct_body) = (direct.status(), direct.text().await.unwrap());
-        assert_eq!(direct_status, 400);
-        assert!(direct_body.contains("does not support tools"), "{direct_body}");
-        let r = client().post(live.url("/api/chat")).json(&body).send().await.unwrap();
-        assert_eq!(r.status(), direct_status);
-        assert_eq!(r.text().await.unwrap(), direct_body);
-
-        let show = |model: &str| {
-            client()
-                .post(live.url("/api/show"))
-                .json(&json!({"model": model}))
-                .send()
-        };
-        let caps = |v: &Value| v["capabilities"].as_array().unwrap().clone();
-        let v: Value = show("stream-cut").await.unwrap().json().await.unwrap();
-        assert!(caps(&v).contains(&json!("tools")), "advertised by default: {v}");
-
-        // advertise_capabilities: false: /api/show is the upstream's own.
-        let direct = client()
-            .post(format!("{}/api/show", live.fake.url()))
-            .json(&json!({"model": "gemma3"}))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        let r = show("gemma3").await.unwrap();
-        assert_eq!(r.status(), 200);
-        let text = r.text().await.unwrap();
-        assert_eq!(text, direct);
-        let v: Value = serde_json::from_str(&text).unwrap();
-        assert!(!caps(&v).contains(&json!("tools")), "{v}");
     })
     .await;
 }
