@@ -8,6 +8,8 @@
     clippy::field_reassign_with_default
 )]
 
+pub mod formats;
+pub mod live;
 pub mod process;
 
 use std::{net::SocketAddr, path::Path, time::Duration};
