@@ -2,20 +2,22 @@
 official SDKs, against real Gemma 3 270M.
 
 augur forwards both surfaces to the upstream, which answers them as Ollama
-does. The model is a small base model: assertions are about the protocol
+does, and emulates what the model lacks: tools and thinking. The model is a small base model: assertions are about the protocol
 (shapes, events, counts), never about wording.
 """
 
+import json
+
 import anthropic
-import httpx
 import openai
 import pytest
 
 MAX_TOKENS = 16
+# Room for a tool envelope or a thinking object around the answer.
+TOOL_TOKENS = 160
 # The anthropic SDK no longer takes sampling parameters as arguments; Ollama still reads them.
 GREEDY = {"temperature": 0}
 QUESTION = "Name three colours."
-TOOLS_REFUSAL = "does not support tools"
 WEATHER = {"name": "get_weather", "description": "Get the current weather for a city",
            "schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
 
@@ -76,47 +78,76 @@ def test_messages_stream(claude, model_name):
     assert 0 < final.usage.output_tokens <= MAX_TOKENS
 
 
-def test_messages_thinking_is_dropped_for_a_model_without_it(claude, model_name):
-    m = claude.messages.create(model=model_name, max_tokens=MAX_TOKENS, extra_body=GREEDY,
+def test_messages_thinking_is_emulated_for_a_model_without_it(claude, model_name):
+    m = claude.messages.create(model=model_name, max_tokens=TOOL_TOKENS, extra_body=GREEDY,
                                thinking={"type": "enabled", "budget_tokens": 1024},
                                messages=[{"role": "user", "content": QUESTION}])
-    assert [b.type for b in m.content] == ["text"]
+    kinds = [b.type for b in m.content]
+    assert kinds in (["thinking", "text"], ["text"]), kinds
+    assert m.content[-1].text and m.stop_reason in ("end_turn", "max_tokens")
+    if kinds[0] == "thinking":
+        assert isinstance(m.content[0].thinking, str)
 
 
-@pytest.mark.tools_not_emulated_yet
+def _tool_items(output):
+    return [item for item in output if item.type == "function_call"]
+
+
 @pytest.mark.parametrize("stream", [False, True])
-def test_responses_tools_get_the_upstream_refusal_until_augur_emulates_them(oai, augur_url, model_name, stream):
-    """Today augur forwards Responses tools, and gemma3 refuses them as Ollama does.
-    When augur emulates tools on /v1/responses, this becomes a tool-call test."""
+def test_responses_tools_are_emulated_as_function_calls(oai, model_name, stream):
+    """gemma3 refuses tools (see test_features); through augur a required choice yields a real call."""
     tool = {"type": "function", "name": WEATHER["name"], "description": WEATHER["description"],
             "parameters": WEATHER["schema"]}
-    with pytest.raises(openai.BadRequestError) as e:
-        oai.responses.create(model=model_name, input="Weather in Paris?", tools=[tool], stream=stream,
-                             max_output_tokens=MAX_TOKENS)
-    assert TOOLS_REFUSAL in e.value.message
-    r = httpx.post(augur_url + "/v1/responses", timeout=120, json={
-        "model": model_name, "input": "Weather in Paris?", "tools": [tool], "stream": stream})
-    assert r.status_code == 400 and r.headers["content-type"] == "application/json"
-    assert r.json() == {"error": {"message": "registry.ollama.ai/library/gemma3:270m does not support tools",
-                                  "type": "invalid_request_error", "param": None, "code": None}}
+    args = dict(model=model_name, input="What is the weather in Paris?", tools=[tool], tool_choice="required",
+                max_output_tokens=TOOL_TOKENS, temperature=0)
+    if stream:
+        events = list(oai.responses.create(stream=True, **args))
+        kinds = [e.type for e in events]
+        assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+        assert [e.sequence_number for e in events] == list(range(len(events)))
+        assert "response.function_call_arguments.done" in kinds
+        r = events[-1].response
+    else:
+        r = oai.responses.create(**args)
+    assert r.status == "completed"
+    calls = _tool_items(r.output)
+    assert calls and {c.name for c in calls} == {WEATHER["name"]}
+    for c in calls:
+        assert c.call_id and isinstance(json.loads(c.arguments)["city"], str)
+    # The call's result goes back as a function_call_output; the conversation then continues.
+    follow = [{"role": "user", "content": "What is the weather in Paris?"}]
+    follow += [{"type": "function_call", "call_id": c.call_id, "name": c.name, "arguments": c.arguments}
+               for c in calls]
+    follow += [{"type": "function_call_output", "call_id": c.call_id, "output": "Sunny, 22 C"} for c in calls]
+    r2 = oai.responses.create(model=model_name, input=follow, tools=[tool], max_output_tokens=TOOL_TOKENS,
+                              temperature=0)
+    assert r2.status in ("completed", "incomplete") and r2.output
 
 
-@pytest.mark.tools_not_emulated_yet
 @pytest.mark.parametrize("stream", [False, True])
-def test_messages_tools_get_the_upstream_refusal_until_augur_emulates_them(claude, augur_url, model_name, stream):
-    """Today augur forwards Messages tools, and gemma3 refuses them as Ollama does.
-    When augur emulates tools on /v1/messages, this becomes a tool_use test."""
+def test_messages_tools_are_emulated_as_tool_use(claude, model_name, stream):
+    """gemma3 refuses tools (see test_features); through augur tool_choice any yields a real tool_use."""
     tool = {"name": WEATHER["name"], "description": WEATHER["description"], "input_schema": WEATHER["schema"]}
-    with pytest.raises(anthropic.BadRequestError) as e:
-        claude.messages.create(model=model_name, max_tokens=MAX_TOKENS, tools=[tool], stream=stream,
-                               messages=[{"role": "user", "content": "Weather in Paris?"}])
-    assert e.value.body["type"] == "error" and e.value.body["error"]["type"] == "invalid_request_error"
-    assert TOOLS_REFUSAL in e.value.body["error"]["message"]
-    r = httpx.post(augur_url + "/v1/messages", timeout=120, json={
-        "model": model_name, "max_tokens": MAX_TOKENS, "tools": [tool], "stream": stream,
-        "messages": [{"role": "user", "content": "Weather in Paris?"}]})
-    assert r.status_code == 400 and r.headers["content-type"] == "application/json"
-    body = r.json()
-    assert body["error"] == {"type": "invalid_request_error",
-                             "message": "registry.ollama.ai/library/gemma3:270m does not support tools"}
-    assert body["type"] == "error" and body["request_id"].startswith("req_")
+    question = [{"role": "user", "content": "What is the weather in Paris?"}]
+    args = dict(model=model_name, max_tokens=TOOL_TOKENS, tools=[tool], tool_choice={"type": "any"},
+                extra_body=GREEDY, messages=question)
+    if stream:
+        with claude.messages.stream(**args) as s:
+            kinds = [e.type for e in s]
+            m = s.get_final_message()
+        assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+        assert "content_block_start" in kinds and "input_json" in kinds
+    else:
+        m = claude.messages.create(**args)
+    assert m.stop_reason == "tool_use"
+    uses = [b for b in m.content if b.type == "tool_use"]
+    assert uses and {u.name for u in uses} == {WEATHER["name"]}
+    for u in uses:
+        assert u.id and isinstance(u.input["city"], str)  # ids as Ollama gives them (call_...)
+    # The tool_result goes back in a user turn; the conversation then continues.
+    history = question + [{"role": "assistant", "content": m.content},
+                          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": u.id,
+                                                        "content": "Sunny, 22 C"} for u in uses]}]
+    m2 = claude.messages.create(model=model_name, max_tokens=TOOL_TOKENS, tools=[tool], extra_body=GREEDY,
+                                messages=history)
+    assert m2.stop_reason in ("end_turn", "max_tokens", "tool_use") and m2.content
