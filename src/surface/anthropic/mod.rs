@@ -10,6 +10,7 @@
 mod decode;
 mod estimate;
 mod go;
+mod messages;
 pub mod request;
 pub mod response;
 pub mod stream;
