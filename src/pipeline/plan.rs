@@ -125,6 +125,11 @@ pub async fn decide(
                 }
             };
             if emulate {
+                // Emulation builds a grammar and validates calls from the
+                // schema: one that is not JSON Schema is the client's bug.
+                if let Some(e) = set.invalid_schema() {
+                    return Err(ProxyError::BadRequest(e.to_string()));
+                }
                 let parallel = policy.parallel_tool_calls
                     && body.get("parallel_tool_calls") != Some(&Value::Bool(false));
                 tools = Some(ToolPlan {

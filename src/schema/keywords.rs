@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
+use super::formats::pattern_for;
 use super::pattern::to_grammar_pattern;
 use super::types::{any_value, common_type, is_any_value, type_of};
 use super::walk::{Out, Walker};
@@ -138,6 +139,15 @@ impl Walker<'_> {
             match f.as_str() {
                 Some(s) if FORMATS.contains(&s) => {
                     out.insert("format".into(), f.clone());
+                }
+                // A format the converter has no rule for stands as a
+                // pattern, unless the schema has its own.
+                Some(s)
+                    if !out.contains_key("pattern")
+                        && let Some(Ok(p)) = pattern_for(s).map(to_grammar_pattern) =>
+                {
+                    self.note(path, format!("format {f} -> pattern"));
+                    out.insert("pattern".into(), Value::String(p));
                 }
                 _ => self.note(path, format!("dropped format {f}")),
             }

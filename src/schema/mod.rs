@@ -15,6 +15,7 @@
 
 pub mod budget;
 mod degrade;
+mod formats;
 mod keywords;
 mod merge;
 mod pattern;

@@ -38,6 +38,10 @@ pub struct Tool {
     checker: Arc<Compiled>,
     /// Whether [`Tool::checker`] is the client's own parameters schema.
     exact: bool,
+    /// Why the client's parameters schema is not valid JSON Schema, if it
+    /// is not: emulation refuses such a tool (Ollama's own tool support
+    /// reads only a few keywords and may pass it on).
+    invalid: Option<SchemaRejected>,
 }
 
 impl Tool {
@@ -52,12 +56,16 @@ impl Tool {
         visits_left: &mut usize,
     ) -> Result<Tool, ToolError> {
         let cache = Validators::shared();
+        let mut invalid = None;
         let own = match &parameters {
             Value::Object(_) | Value::Bool(_) => match cache.compile(&parameters) {
                 Ok(c) => Some(c),
                 // Not a size problem: the grammar copy is checked instead.
-                Err(SchemaRejected::Invalid(_))
-                | Err(SchemaRejected::Budget(BudgetError::Unresolvable { .. })) => None,
+                Err(e @ SchemaRejected::Invalid(_)) => {
+                    invalid = Some(e);
+                    None
+                }
+                Err(SchemaRejected::Budget(BudgetError::Unresolvable { .. })) => None,
                 Err(SchemaRejected::Budget(e)) => {
                     return Err(ToolError::Schema {
                         name,
@@ -88,6 +96,7 @@ impl Tool {
             sanitize_notes,
             checker,
             exact,
+            invalid,
         })
     }
 
@@ -101,6 +110,12 @@ impl Tool {
     /// Whether arguments are checked against the client's own schema.
     pub fn exact(&self) -> bool {
         self.exact
+    }
+
+    /// Why the client's parameters schema is not valid JSON Schema (after
+    /// the type-name spellings augur maps), if it is not.
+    pub fn invalid(&self) -> Option<&SchemaRejected> {
+        self.invalid.as_ref()
     }
 
     /// Approximate heap bytes this tool holds.
@@ -287,6 +302,17 @@ impl ToolSet {
     }
 
     /// All tools, in declaration order.
+    /// The first tool whose parameters schema is not valid JSON Schema, as
+    /// the error emulation answers with (naming the tool).
+    pub fn invalid_schema(&self) -> Option<ToolError> {
+        self.tools.iter().find_map(|t| {
+            t.invalid.clone().map(|source| ToolError::Schema {
+                name: t.name.clone(),
+                source,
+            })
+        })
+    }
+
     pub fn tools(&self) -> &[Tool] {
         &self.tools
     }
