@@ -38,8 +38,8 @@ pub struct Tool {
     checker: Arc<Compiled>,
     /// Whether [`Tool::checker`] is the client's own parameters schema.
     exact: bool,
-    /// Why the client's parameters schema is not valid JSON Schema, if it
-    /// is not: emulation refuses such a tool (Ollama's own tool support
+    /// Why the client's parameters schema is not valid JSON Schema (or
+    /// holds a `$ref` to nothing), if so: emulation refuses such a tool (Ollama's own tool support
     /// reads only a few keywords and may pass it on).
     invalid: Option<SchemaRejected>,
 }
@@ -61,11 +61,13 @@ impl Tool {
             Value::Object(_) | Value::Bool(_) => match cache.compile(&parameters) {
                 Ok(c) => Some(c),
                 // Not a size problem: the grammar copy is checked instead.
-                Err(e @ SchemaRejected::Invalid(_)) => {
+                Err(
+                    e @ (SchemaRejected::Invalid(_)
+                    | SchemaRejected::Budget(BudgetError::Unresolvable { .. })),
+                ) => {
                     invalid = Some(e);
                     None
                 }
-                Err(SchemaRejected::Budget(BudgetError::Unresolvable { .. })) => None,
                 Err(SchemaRejected::Budget(e)) => {
                     return Err(ToolError::Schema {
                         name,

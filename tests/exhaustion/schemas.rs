@@ -263,25 +263,24 @@ async fn schemas_that_cannot_be_compiled_are_refused_before_any_model_call() {
 }
 
 #[tokio::test]
-async fn tool_arguments_checked_only_against_a_grammar_copy_are_marked_unchecked() {
-    let call = r#"{"tool_call": {"name": "t", "arguments": {"x": "anything"}}}"#;
-    let fake = FakeOllama::builder()
-        .script("gemma3", vec![call.to_string()])
-        .start()
-        .await;
+async fn a_tool_schema_that_cannot_be_compiled_is_refused_naming_the_tool() {
+    let fake = FakeOllama::builder().start().await;
     let augur = start_with(&fake.url(), |_| {}).await;
-    let body = json!({"model": "gemma3", "stream": false,
-        "messages": [{"role": "user", "content": "hi"}],
-        "tools": [{"type": "function", "function": {"name": "t", "parameters":
-            {"type": "object", "properties": {"x": {"type": "string", "pattern": "("}}}}}]});
-    let r = crate::common::post(&augur, "/api/chat", &body).await;
-    assert_eq!(r.status(), 200);
-    assert_eq!(
-        crate::common::header(&r, "x-augur-validation"),
-        Some("unchecked")
-    );
-    let v: Value = r.json().await.unwrap();
-    assert_eq!(v["message"]["tool_calls"][0]["function"]["name"], "t");
+    for (x, expect) in [
+        (json!({"type": "string", "pattern": "("}), "invalid"),
+        (json!({"$ref": "#/$defs/none"}), "resolves to nothing"),
+    ] {
+        let body = json!({"model": "gemma3", "stream": false,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "t", "parameters":
+                {"type": "object", "properties": {"x": x}}}}]});
+        let r = crate::common::post(&augur, "/api/chat", &body).await;
+        assert_eq!(r.status(), 400);
+        let text = r.text().await.unwrap();
+        assert!(text.contains(r#"tool \"t\" parameters schema"#), "{text}");
+        assert!(text.contains(expect), "{text}");
+    }
+    assert_eq!(fake.requests("/api/chat"), 0);
     augur.stop().await;
 }
 
