@@ -1,4 +1,4 @@
-//! `loadgen`: a small HTTP/1.1 load generator for augur's benchmark. Three modes, each
+//! `loadgen`: a small HTTP/1.1 load generator for augur's benchmark. Four modes, each
 //! printing one JSON object on stdout:
 //!
 //! - `closed`: N connections, each sending requests back to back for a duration
@@ -8,6 +8,12 @@
 //!   coordinated omission).
 //! - `streams`: N concurrent streaming requests; time to first body byte, completion with a
 //!   `"done":true` line, and stalls (a gap between body chunks above `--stall-ms`).
+//! - `lines`: streaming requests one after another on one connection; per request the time to
+//!   the first complete NDJSON or SSE line, and the gaps between consecutive lines, each line
+//!   stamped when the read that completes it returns.
+//!
+//! Every request is bounded by `--request-timeout`; a request that runs out counts as an error
+//! and its connection is dropped.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +38,10 @@ struct Args {
     /// POST this JSON body (otherwise GET).
     #[arg(long, global = true)]
     body: Option<String>,
+    /// Seconds one request may take (closed, rate and lines modes) before it counts as an
+    /// error.
+    #[arg(long, global = true, default_value_t = 30.0)]
+    request_timeout: f64,
     #[command(subcommand)]
     mode: Mode,
 }
@@ -69,6 +79,13 @@ enum Mode {
         #[arg(long, default_value_t = 500)]
         ramp_ms: u64,
     },
+    Lines {
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        /// Seconds excluded from the statistics at the start.
+        #[arg(long, default_value_t = 0.5)]
+        warmup: f64,
+    },
 }
 
 struct Target {
@@ -76,6 +93,7 @@ struct Target {
     host: String,
     path: String,
     body: Option<Bytes>,
+    timeout: Duration,
 }
 
 impl Target {
@@ -103,22 +121,35 @@ impl Target {
     }
 }
 
-/// One request on `conn`, reconnecting if needed; true on a 2xx with a fully read body.
-async fn once(t: &Target, conn: &mut Option<SendRequest<Full<Bytes>>>) -> bool {
+type Conn = SendRequest<Full<Bytes>>;
+
+/// `conn`, ready for a request: (re)connected if it is closed or missing.
+async fn ready<'a>(t: &Target, conn: &'a mut Option<Conn>) -> Option<&'a mut Conn> {
     if conn.as_ref().is_none_or(|c| c.is_closed()) {
         *conn = t.connect().await.ok();
     }
-    let Some(c) = conn.as_mut() else { return false };
-    if c.ready().await.is_err() {
+    let ok = match conn.as_mut() {
+        Some(c) => c.ready().await.is_ok(),
+        None => false,
+    };
+    if !ok {
         *conn = None;
-        return false;
     }
-    match c.send_request(t.request()).await {
-        Ok(resp) => {
-            let ok = resp.status().is_success();
-            ok & resp.into_body().collect().await.is_ok()
-        }
-        Err(_) => {
+    conn.as_mut()
+}
+
+/// One request on `conn`, reconnecting if needed; true on a 2xx with a fully read body within
+/// the request timeout.
+async fn once(t: &Target, conn: &mut Option<Conn>) -> bool {
+    let run = async {
+        let c = ready(t, conn).await?;
+        let resp = c.send_request(t.request()).await.ok()?;
+        let ok = resp.status().is_success();
+        Some(ok & resp.into_body().collect().await.is_ok())
+    };
+    match tokio::time::timeout(t.timeout, run).await {
+        Ok(Some(good)) => good,
+        _ => {
             *conn = None;
             false
         }
@@ -330,6 +361,135 @@ async fn streams(t: Arc<Target>, n: usize, timeout: f64, stall_ms: u64, ramp_ms:
     )
 }
 
+/// What one streamed request showed: when its first line came, the gaps between the lines
+/// after it, and whether it ended with the protocol's last line.
+struct Lines {
+    first_us: u64,
+    gaps_us: Vec<u64>,
+    complete: bool,
+}
+
+/// Splits a streamed body into lines as it arrives. A line counts once its newline arrives;
+/// blank lines (SSE's event separators) do not count.
+#[derive(Default)]
+struct LineSplitter {
+    /// The line being read has a non-blank byte.
+    open: bool,
+    /// The last non-blank line, as far as it was kept (its first 512 bytes).
+    last: Vec<u8>,
+    current: Vec<u8>,
+}
+
+impl LineSplitter {
+    /// How many lines `data` completes.
+    fn feed(&mut self, data: &[u8]) -> usize {
+        let mut n = 0;
+        for &b in data {
+            if b == b'\n' {
+                if self.open {
+                    n += 1;
+                    std::mem::swap(&mut self.last, &mut self.current);
+                }
+                self.current.clear();
+                self.open = false;
+            } else {
+                self.open |= !b.is_ascii_whitespace();
+                if self.current.len() < 512 {
+                    self.current.push(b);
+                }
+            }
+        }
+        n
+    }
+
+    /// The last complete line ends the stream: Ollama's `"done":true` chunk or SSE's
+    /// `data: [DONE]`.
+    fn ended(&self) -> bool {
+        let last = String::from_utf8_lossy(&self.last);
+        let last = last.trim();
+        last.contains("\"done\":true") || last == "data: [DONE]"
+    }
+}
+
+/// One streamed request on `conn`, its lines timed from just before the request is sent.
+/// `None` on a transport error, a non-2xx status or the request timeout.
+async fn timed_lines(t: &Target, conn: &mut Option<Conn>) -> Option<Lines> {
+    let run = async {
+        let c = ready(t, conn).await?;
+        let s = Instant::now();
+        let resp = c.send_request(t.request()).await.ok()?;
+        if !resp.status().is_success() {
+            let _ = resp.into_body().collect().await;
+            return None;
+        }
+        let mut body = resp.into_body();
+        let mut split = LineSplitter::default();
+        let (mut first, mut last) = (None, s);
+        let mut gaps_us = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.ok()?.into_data() else {
+                continue;
+            };
+            let now = Instant::now();
+            for _ in 0..split.feed(&data) {
+                if first.is_none() {
+                    first = Some(now.duration_since(s));
+                } else {
+                    gaps_us.push(now.duration_since(last).as_micros() as u64);
+                }
+                last = now;
+            }
+        }
+        Some(Lines {
+            first_us: first?.as_micros() as u64,
+            gaps_us,
+            complete: split.ended(),
+        })
+    };
+    let r = tokio::time::timeout(t.timeout, run).await.ok().flatten();
+    if r.is_none() {
+        *conn = None;
+    }
+    r
+}
+
+async fn lines(t: Arc<Target>, duration: f64, warmup: f64) -> String {
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs_f64(warmup);
+    let end = measure_from + Duration::from_secs_f64(duration);
+    let (mut first, mut gaps) = (hist(), hist());
+    let (mut ok, mut err, mut incomplete, mut nlines) = (0u64, 0u64, 0u64, 0u64);
+    let mut conn = None;
+    loop {
+        let s = Instant::now();
+        if s >= end {
+            break;
+        }
+        let r = timed_lines(&t, &mut conn).await;
+        if s < measure_from {
+            continue;
+        }
+        let Some(r) = r else {
+            err += 1;
+            continue;
+        };
+        ok += 1;
+        incomplete += u64::from(!r.complete);
+        nlines += 1 + r.gaps_us.len() as u64;
+        let _ = first.record(r.first_us.max(1));
+        for g in r.gaps_us {
+            let _ = gaps.record(g.max(1));
+        }
+    }
+    format!(
+        r#"{{"requests":{ok},"errors":{err},"incomplete":{incomplete},"lines_per_request":{:.1},"gaps":{},{},{}}}"#,
+        nlines as f64 / ok.max(1) as f64,
+        gaps.len(),
+        pct(&first, "first_line_"),
+        pct(&gaps, "gap_")
+    )
+}
+
 fn main() {
     let args = Args::parse();
     let hostport = args
@@ -342,6 +502,7 @@ fn main() {
         host: hostport,
         path: args.path,
         body: args.body.map(Bytes::from),
+        timeout: Duration::from_secs_f64(args.request_timeout),
     });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -366,7 +527,32 @@ fn main() {
                 stall_ms,
                 ramp_ms,
             } => streams(t, n, timeout, stall_ms, ramp_ms).await,
+            Mode::Lines { duration, warmup } => lines(t, duration, warmup).await,
         }
     });
     println!("{out}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineSplitter;
+
+    #[test]
+    fn ndjson_lines_count_when_their_newline_arrives() {
+        let mut s = LineSplitter::default();
+        assert_eq!(s.feed(b"{\"done\":false}\n{\"done\""), 1);
+        assert!(!s.ended());
+        assert_eq!(s.feed(b":true}"), 0);
+        assert_eq!(s.feed(b"\n"), 1);
+        assert!(s.ended());
+    }
+
+    #[test]
+    fn sse_separators_are_not_lines() {
+        let mut s = LineSplitter::default();
+        assert_eq!(s.feed(b"data: {\"x\":1}\n\ndata: {\"x\":2}\n\n"), 2);
+        assert!(!s.ended());
+        assert_eq!(s.feed(b"\r\n data: [DONE]\n\n"), 1);
+        assert!(s.ended());
+    }
 }
