@@ -14,6 +14,12 @@
 //!
 //! Every request is bounded by `--request-timeout`; a request that runs out counts as an error
 //! and its connection is dropped.
+//!
+//! One request at a time (`closed --conns 1`, `lines`) takes several `--url`s: the targets
+//! then take turns on one connection each, `--slice-ms` of requests at a time, the first turn
+//! of each round passing to the next target, until each has had `--duration` seconds. Noise
+//! on the machine then falls on every target alike, and the side-by-side figures are
+//! comparable. One JSON line per target is printed, in `--url` order.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,9 +35,13 @@ use tokio::sync::Mutex;
 
 #[derive(Parser)]
 struct Args {
-    /// Target base URL, e.g. http://127.0.0.1:8080 (http only).
-    #[arg(long, global = true, default_value = "http://127.0.0.1:11434")]
-    url: String,
+    /// Target base URL, e.g. http://127.0.0.1:8080 (http only). Repeat it to interleave
+    /// targets (`closed --conns 1` and `lines`).
+    #[arg(long, global = true, default_values_t = [String::from("http://127.0.0.1:11434")])]
+    url: Vec<String>,
+    /// With several targets: how long each one's turn of requests lasts, in milliseconds.
+    #[arg(long, global = true, default_value_t = 200)]
+    slice_ms: u64,
     /// Request path.
     #[arg(long, global = true, default_value = "/api/version")]
     path: String,
@@ -453,84 +463,245 @@ async fn timed_lines(t: &Target, conn: &mut Option<Conn>) -> Option<Lines> {
     r
 }
 
-async fn lines(t: Arc<Target>, duration: f64, warmup: f64) -> String {
-    let start = Instant::now();
-    let measure_from = start + Duration::from_secs_f64(warmup);
-    let end = measure_from + Duration::from_secs_f64(duration);
-    let (mut first, mut gaps) = (hist(), hist());
-    let (mut ok, mut err, mut incomplete, mut nlines) = (0u64, 0u64, 0u64, 0u64);
-    let mut conn = None;
-    loop {
-        let s = Instant::now();
-        if s >= end {
-            break;
-        }
-        let r = timed_lines(&t, &mut conn).await;
-        if s < measure_from {
-            continue;
-        }
-        let Some(r) = r else {
-            err += 1;
-            continue;
-        };
-        ok += 1;
-        incomplete += u64::from(!r.complete);
-        nlines += 1 + r.gaps_us.len() as u64;
-        let _ = first.record(r.first_us.max(1));
-        for g in r.gaps_us {
-            let _ = gaps.record(g.max(1));
+/// One request at a time against one target, stepped by [`Turns`].
+trait Probe {
+    /// One request on the probe's connection; counted in the statistics when `measure`.
+    async fn step(&mut self, t: &Target, measure: bool);
+    /// The statistics as one JSON object, over `secs` seconds of measured turns.
+    fn report(&self, secs: f64) -> String;
+}
+
+/// Whole responses (`closed --conns 1`): latency from just before the request is written to
+/// its last body byte.
+struct Whole {
+    conn: Option<Conn>,
+    h: Histogram<u64>,
+    ok: u64,
+    err: u64,
+}
+
+impl Default for Whole {
+    fn default() -> Self {
+        Self {
+            conn: None,
+            h: hist(),
+            ok: 0,
+            err: 0,
         }
     }
-    format!(
-        r#"{{"requests":{ok},"errors":{err},"incomplete":{incomplete},"lines_per_request":{:.1},"gaps":{},{},{}}}"#,
-        nlines as f64 / ok.max(1) as f64,
-        gaps.len(),
-        pct(&first, "first_line_"),
-        pct(&gaps, "gap_")
-    )
+}
+
+impl Probe for Whole {
+    async fn step(&mut self, t: &Target, measure: bool) {
+        let s = Instant::now();
+        let good = once(t, &mut self.conn).await;
+        if !measure {
+            return;
+        }
+        if good {
+            self.ok += 1;
+            let _ = self.h.record(s.elapsed().as_micros().max(1) as u64);
+        } else {
+            self.err += 1;
+        }
+    }
+    fn report(&self, secs: f64) -> String {
+        format!(
+            r#"{{"requests":{},"errors":{},"rps":{:.1},{}}}"#,
+            self.ok,
+            self.err,
+            self.ok as f64 / secs.max(1e-9),
+            pct(&self.h, "")
+        )
+    }
+}
+
+/// Streamed responses (`lines`): the first line and the gaps between lines.
+struct Streamed {
+    conn: Option<Conn>,
+    first: Histogram<u64>,
+    gaps: Histogram<u64>,
+    ok: u64,
+    err: u64,
+    incomplete: u64,
+    nlines: u64,
+}
+
+impl Default for Streamed {
+    fn default() -> Self {
+        Self {
+            conn: None,
+            first: hist(),
+            gaps: hist(),
+            ok: 0,
+            err: 0,
+            incomplete: 0,
+            nlines: 0,
+        }
+    }
+}
+
+impl Probe for Streamed {
+    async fn step(&mut self, t: &Target, measure: bool) {
+        let r = timed_lines(t, &mut self.conn).await;
+        if !measure {
+            return;
+        }
+        let Some(r) = r else {
+            self.err += 1;
+            return;
+        };
+        self.ok += 1;
+        self.incomplete += u64::from(!r.complete);
+        self.nlines += 1 + r.gaps_us.len() as u64;
+        let _ = self.first.record(r.first_us.max(1));
+        for g in r.gaps_us {
+            let _ = self.gaps.record(g.max(1));
+        }
+    }
+    fn report(&self, _secs: f64) -> String {
+        format!(
+            r#"{{"requests":{},"errors":{},"incomplete":{},"lines_per_request":{:.1},"gaps":{},{},{}}}"#,
+            self.ok,
+            self.err,
+            self.incomplete,
+            self.nlines as f64 / self.ok.max(1) as f64,
+            self.gaps.len(),
+            pct(&self.first, "first_line_"),
+            pct(&self.gaps, "gap_")
+        )
+    }
+}
+
+/// Targets taking turns, one request at a time: first `warmup` seconds of unmeasured
+/// requests each, then turns of `slice` until each target has had `duration` seconds of
+/// measured requests. A request started within a turn runs to its end.
+struct Turns {
+    duration: Duration,
+    warmup: Duration,
+    slice: Duration,
+}
+
+impl Turns {
+    fn new(duration: f64, warmup: f64, slice: Duration) -> Self {
+        Self {
+            duration: Duration::from_secs_f64(duration),
+            warmup: Duration::from_secs_f64(warmup),
+            slice: slice.max(Duration::from_millis(1)),
+        }
+    }
+
+    async fn run<P: Probe>(&self, targets: &[Arc<Target>], mut probes: Vec<P>) -> Vec<String> {
+        let n = targets.len();
+        for (t, p) in targets.iter().zip(probes.iter_mut()) {
+            let end = Instant::now() + self.warmup;
+            while Instant::now() < end {
+                p.step(t, false).await;
+            }
+        }
+        let mut had = vec![Duration::ZERO; n];
+        let mut round = 0;
+        while had.iter().any(|h| *h < self.duration) {
+            for k in 0..n {
+                let i = (round + k) % n;
+                if had[i] >= self.duration {
+                    continue;
+                }
+                let start = Instant::now();
+                let end = start + self.slice.min(self.duration - had[i]);
+                loop {
+                    probes[i].step(&targets[i], true).await;
+                    if Instant::now() >= end {
+                        break;
+                    }
+                }
+                had[i] += start.elapsed();
+            }
+            round += 1;
+        }
+        probes
+            .iter()
+            .zip(had)
+            .map(|(p, h)| p.report(h.as_secs_f64()))
+            .collect()
+    }
 }
 
 fn main() {
     let args = Args::parse();
-    let hostport = args
+    let timeout = Duration::from_secs_f64(args.request_timeout);
+    let targets: Vec<Arc<Target>> = args
         .url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
-    let t = Arc::new(Target {
-        addr: hostport.clone(),
-        host: hostport,
-        path: args.path,
-        body: args.body.map(Bytes::from),
-        timeout: Duration::from_secs_f64(args.request_timeout),
-    });
+        .iter()
+        .map(|url| {
+            let hostport = url
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
+                .to_owned();
+            Arc::new(Target {
+                addr: hostport.clone(),
+                host: hostport,
+                path: args.path.clone(),
+                body: args.body.clone().map(Bytes::from),
+                timeout,
+            })
+        })
+        .collect();
+    let one_at_a_time = match args.mode {
+        Mode::Closed { conns, .. } => conns == 1,
+        Mode::Lines { .. } => true,
+        Mode::Rate { .. } | Mode::Streams { .. } => false,
+    };
+    if targets.len() > 1 && !one_at_a_time {
+        eprintln!("loadgen: several --url are taken by closed --conns 1 and lines only");
+        std::process::exit(2);
+    }
+    let slice = Duration::from_millis(args.slice_ms);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
     let rt = rt.unwrap_or_else(|e| panic!("runtime: {e}"));
+    let t = targets[0].clone();
     let out = rt.block_on(async move {
         match args.mode {
+            Mode::Closed {
+                conns: 1,
+                duration,
+                warmup,
+            } => {
+                let probes = targets.iter().map(|_| Whole::default()).collect();
+                Turns::new(duration, warmup, slice)
+                    .run(&targets, probes)
+                    .await
+            }
             Mode::Closed {
                 conns,
                 duration,
                 warmup,
-            } => closed(t, conns, duration, warmup).await,
+            } => vec![closed(t, conns, duration, warmup).await],
             Mode::Rate {
                 rate: r,
                 duration,
                 conns,
                 warmup,
-            } => rate(t, r, duration, conns, warmup).await,
+            } => vec![rate(t, r, duration, conns, warmup).await],
             Mode::Streams {
                 streams: n,
                 timeout,
                 stall_ms,
                 ramp_ms,
-            } => streams(t, n, timeout, stall_ms, ramp_ms).await,
-            Mode::Lines { duration, warmup } => lines(t, duration, warmup).await,
+            } => vec![streams(t, n, timeout, stall_ms, ramp_ms).await],
+            Mode::Lines { duration, warmup } => {
+                let probes = targets.iter().map(|_| Streamed::default()).collect();
+                Turns::new(duration, warmup, slice)
+                    .run(&targets, probes)
+                    .await
+            }
         }
     });
-    println!("{out}");
+    for line in out {
+        println!("{line}");
+    }
 }
 
 #[cfg(test)]
