@@ -234,7 +234,9 @@ impl Builder {
         let app = routes::router(shared.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let accepted = counters.clone();
-        let listener = axum::serve::ListenerExt::tap_io(listener, move |_| {
+        // Small chunks go out at once, as from Ollama (Go sets TCP_NODELAY).
+        let listener = axum::serve::ListenerExt::tap_io(listener, move |tcp| {
+            let _ = tcp.set_nodelay(true);
             accepted.connections.fetch_add(1, Ordering::Relaxed);
         });
         let task = tokio::spawn(async move {
