@@ -239,10 +239,19 @@ pub fn is_schema_rejection(e: &ProxyError) -> bool {
     )
 }
 
+/// A streamed attempt that failed before anything of it was sent: the
+/// whole-answer path goes on from it instead of asking the same again.
+pub struct Seed {
+    /// The model's text.
+    pub text: String,
+    /// The token limit cut it.
+    pub truncated: bool,
+}
+
 /// Run `body` against the upstream until the answer is valid or the
-/// attempts allowed by `vp` are spent. A plain answer the token limit cut
-/// is answered as it is (`done_reason: "length"`); anything else unusable
-/// is retried as [`super::retry`] plans.
+/// attempts allowed by `vp` are spent (`seed`, if any, was the first). A
+/// plain answer the token limit cut is answered as it is (`done_reason:
+/// "length"`); anything else unusable is retried as [`super::retry`] plans.
 pub async fn complete(
     ctx: &CallCtx,
     route: Route,
@@ -250,11 +259,20 @@ pub async fn complete(
     expect: &Expect,
     vp: &ValidatePolicy,
     validators: &Validators,
+    seed: Option<Seed>,
 ) -> Result<Completed, ProxyError> {
     body.insert("stream".into(), Value::Bool(false));
     let max_attempts = if vp.enabled { 1 + vp.max_retries } else { 1 };
     let mut retry = Retry::new(route, body);
     let mut attempts = 0u32;
+    if let Some(seed) = seed.filter(|_| max_attempts > 1) {
+        let interp = interpret(&seed.text, expect, validators, vp.repair);
+        if seed.truncated || !interp.violations.is_empty() {
+            attempts = 1;
+            let cause = retry.after(&seed.text, &interp.violations, seed.truncated);
+            metrics::counter!("augur_retries_total", "cause" => cause.as_str()).increment(1);
+        }
+    }
     let mut degrades = 0u32;
     let mut best: Option<Completed> = None;
     while attempts < max_attempts {

@@ -73,3 +73,21 @@ fn response_text(envelope: &Value) -> Option<String> {
         _ => None,
     }
 }
+
+/// For a stream whose `done` chunk came with `raw` text: when the token
+/// limit cut a plain answer, the part of its text still to send after the
+/// first `sent` bytes went out (thinking went out as it came); `None`
+/// otherwise.
+pub fn stream_rest(
+    done: &Value,
+    raw: &str,
+    sent: usize,
+    expect: &Expect,
+    validators: &Validators,
+) -> Option<String> {
+    if done.get("done_reason").and_then(Value::as_str) != Some("length") {
+        return None;
+    }
+    let interp = recover(raw, expect, validators)?;
+    Some(interp.content.get(sent..).unwrap_or_default().to_string())
+}
