@@ -13,7 +13,7 @@ use crate::{
     validate::{Validators, Violation},
 };
 
-use super::{call::CallCtx, checks, plan::Route};
+use super::{call::CallCtx, checks, plan::Route, retry::Retry};
 
 /// What the model's text is expected to be.
 pub enum Expect {
@@ -239,8 +239,19 @@ pub fn is_schema_rejection(e: &ProxyError) -> bool {
     )
 }
 
+/// A streamed attempt that failed before anything of it was sent: the
+/// whole-answer path goes on from it instead of asking the same again.
+pub struct Seed {
+    /// The model's text.
+    pub text: String,
+    /// The token limit cut it.
+    pub truncated: bool,
+}
+
 /// Run `body` against the upstream until the answer is valid or the
-/// attempts allowed by `vp` are spent.
+/// attempts allowed by `vp` are spent (`seed`, if any, was the first). A
+/// plain answer the token limit cut is answered as it is (`done_reason:
+/// "length"`); anything else unusable is retried as [`super::retry`] plans.
 pub async fn complete(
     ctx: &CallCtx,
     route: Route,
@@ -248,26 +259,50 @@ pub async fn complete(
     expect: &Expect,
     vp: &ValidatePolicy,
     validators: &Validators,
+    seed: Option<Seed>,
 ) -> Result<Completed, ProxyError> {
     body.insert("stream".into(), Value::Bool(false));
     let max_attempts = if vp.enabled { 1 + vp.max_retries } else { 1 };
+    let mut retry = Retry::new(route, body);
     let mut attempts = 0u32;
+    if let Some(seed) = seed.filter(|_| max_attempts > 1) {
+        let interp = interpret(&seed.text, expect, validators, vp.repair);
+        if seed.truncated || !interp.violations.is_empty() {
+            attempts = 1;
+            let cause = retry.after(&seed.text, &interp.violations, seed.truncated);
+            metrics::counter!("augur_retries_total", "cause" => cause.as_str()).increment(1);
+        }
+    }
     let mut degrades = 0u32;
     let mut best: Option<Completed> = None;
     while attempts < max_attempts {
         attempts += 1;
-        let response = match ctx.json(route.path(), &Value::Object(body.clone())).await {
+        if retry.needs_context() {
+            let context = learn_context(ctx, &retry).await;
+            retry.set_context(context);
+        }
+        let response = match ctx.json(route.path(), &Value::Object(retry.body())).await {
             Ok(r) => r,
-            Err(e) if degrade_after(&e, vp, &mut body, &mut degrades) => {
+            Err(e) if degrade_after(&e, vp, retry.base_mut(), &mut degrades) => {
                 attempts -= 1;
                 continue;
             }
             Err(e) => return Err(e),
         };
         let text = answer_text(route, &response);
-        let interp = interpret(&text, expect, validators, vp.repair);
-        let valid = interp.violations.is_empty();
+        let mut interp = interpret(&text, expect, validators, vp.repair);
         let truncated = response.get("done_reason").and_then(Value::as_str) == Some("length");
+        if truncated
+            && !interp.violations.is_empty()
+            && let Some(plain) = super::retry::plain::recover(&text, expect, validators)
+        {
+            tracing::info!(
+                attempt = attempts,
+                "a plain answer was cut by the token limit"
+            );
+            interp = plain;
+        }
+        let valid = interp.violations.is_empty();
         // Every upstream call counts, degraded ones included.
         let candidate = Completed {
             response,
@@ -282,7 +317,6 @@ pub async fn complete(
         let better = best
             .as_ref()
             .is_none_or(|b| candidate.interp.violations.len() <= b.interp.violations.len());
-        let feedback = checks::feedback(&candidate.interp.violations, truncated);
         tracing::info!(
             attempt = attempts,
             violations = %checks::describe(&candidate.interp.violations),
@@ -290,8 +324,8 @@ pub async fn complete(
             "answer failed validation"
         );
         if attempts < max_attempts {
-            metrics::counter!("augur_retries_total").increment(1);
-            add_feedback(&mut body, route, &text, &feedback, truncated);
+            let cause = retry.after(&text, &candidate.interp.violations, truncated);
+            metrics::counter!("augur_retries_total", "cause" => cause.as_str()).increment(1);
         }
         if better {
             best = Some(candidate);
@@ -301,6 +335,19 @@ pub async fn complete(
     best.attempts = attempts + degrades;
     best.invalid = true;
     Ok(best)
+}
+
+/// The context a retry must fit in: from `/api/show` (cached) and the
+/// request's options; Ollama's default when the lookup fails.
+async fn learn_context(ctx: &CallCtx, retry: &Retry) -> u64 {
+    let shown = match ctx.state.capabilities.context(retry.model()).await {
+        Ok(shown) => Some(shown),
+        Err(e) => {
+            tracing::debug!(error = %e, "context lookup failed; assuming the default");
+            None
+        }
+    };
+    super::retry::fit::context_of(shown.as_ref(), retry.options())
 }
 
 /// Degrade steps: two simpler schemas (see [`crate::schema::degrade`]),
@@ -334,46 +381,4 @@ fn degrade_format(body: &mut Map<String, Value>) {
         _ => json!("json"),
     };
     body.insert("format".into(), next);
-}
-
-/// Ask again: the bad answer and what was wrong with it.
-fn add_feedback(
-    body: &mut Map<String, Value>,
-    route: Route,
-    bad: &str,
-    feedback: &str,
-    truncated: bool,
-) {
-    match route {
-        Route::Chat => {
-            if let Some(Value::Array(messages)) = body.get_mut("messages") {
-                messages.push(json!({"role": "assistant", "content": bad}));
-                messages.push(json!({"role": "user", "content": feedback}));
-            }
-        }
-        Route::Generate => {
-            let prompt = body
-                .get("prompt")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            body.insert(
-                "prompt".into(),
-                Value::String(format!("{prompt}\n\n{feedback}")),
-            );
-        }
-    }
-    if truncated {
-        let options = body
-            .entry("options")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(options) = options {
-            let current = options
-                .get("num_predict")
-                .and_then(Value::as_i64)
-                .filter(|n| *n > 0)
-                .unwrap_or(512);
-            options.insert("num_predict".into(), json!(current.saturating_mul(2)));
-        }
-    }
 }

@@ -15,7 +15,7 @@ use crate::{
 };
 
 use super::{
-    attempts::{self, Completed, Expect},
+    attempts::{self, Completed, Expect, Seed},
     call::CallCtx,
     checks,
     output::{self, CHANNEL, Item, Output, Report},
@@ -73,8 +73,9 @@ impl Audit {
 }
 
 impl Job {
-    /// Run to a whole, validated answer (with retries), shaped for the client.
-    pub async fn complete(&self) -> Result<(Value, Report), ProxyError> {
+    /// Run to a whole, validated answer (with retries), shaped for the
+    /// client; `seed`: a streamed attempt that failed first.
+    pub async fn complete(&self, seed: Option<Seed>) -> Result<(Value, Report), ProxyError> {
         let completed = attempts::complete(
             &self.ctx,
             self.route,
@@ -82,6 +83,7 @@ impl Job {
             &self.expect,
             &self.validate,
             &self.validators,
+            seed,
         )
         .await?;
         finalize(self, completed)
@@ -92,14 +94,14 @@ impl Job {
 pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
     match delivery {
         Delivery::Whole => {
-            let (value, report) = job.complete().await?;
+            let (value, report) = job.complete(None).await?;
             Ok(Output::Full {
                 value,
                 headers: report.headers(),
             })
         }
         Delivery::Buffered => {
-            let (value, report) = job.complete().await?;
+            let (value, report) = job.complete(None).await?;
             let (tx, rx) = mpsc::channel(CHANNEL);
             let route = job.route;
             output::spawn_producer(tx, |tx| async move {

@@ -26,6 +26,7 @@ pub mod flows;
 pub mod output;
 pub mod plan;
 pub mod prepare;
+pub mod retry;
 pub mod splitter;
 pub mod stream_think;
 pub mod stream_tools;

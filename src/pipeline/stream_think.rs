@@ -18,7 +18,7 @@ use crate::{
 };
 
 use super::{
-    attempts::{self, Expect},
+    attempts::{self, Expect, Seed},
     call::Lines,
     checks,
     flows::{self, Job},
@@ -81,7 +81,10 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
     let mut reader = ThinkStream::new();
     let mut sent_thinking = false;
     let mut sent_answer = false;
-    let mut raw_len = 0usize;
+    // The whole text, bounded by the limit (a cut plain answer is read
+    // from it); and the answer text's bytes sent.
+    let mut raw = String::new();
+    let mut answer_sent = 0usize;
     let mut model = Value::Null;
     loop {
         let (chunk, eof) = match lines.next().await {
@@ -94,12 +97,12 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         model = chunk.get("model").cloned().unwrap_or(Value::Null);
         let done = eof || chunk.get("done").and_then(Value::as_bool) == Some(true);
         let delta = attempts::answer_text(route, &chunk);
-        raw_len += delta.len();
-        if raw_len > limit {
+        if raw.len() + delta.len() > limit {
             return Err(ProxyError::UpstreamProtocol(format!(
                 "the answer exceeds the buffer limit of {limit} bytes"
             )));
         }
+        raw.push_str(&delta);
         for event in reader.feed(&delta) {
             let out = match event {
                 ThinkEvent::Thinking(t) => {
@@ -108,6 +111,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 }
                 ThinkEvent::AnswerText(t) if structured.is_none() => {
                     sent_answer = true;
+                    answer_sent += t.len();
                     flows::delta_chunk(route, &model, &t, None)
                 }
                 // A structured answer is held until it is complete.
@@ -120,8 +124,29 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         if !done {
             continue;
         }
+        let finished = reader.finish();
+        // A plain answer the token limit cut ends as Ollama ends it.
+        let rest = match (&finished, structured) {
+            (Err(_), None) => super::retry::plain::stream_rest(
+                &chunk,
+                &raw,
+                answer_sent,
+                &job.expect,
+                &job.validators,
+            ),
+            _ => None,
+        };
+        if let Some(rest) = rest {
+            if !rest.is_empty()
+                && !output::send(tx, Ok(flows::delta_chunk(route, &model, &rest, None))).await
+            {
+                return Ok(());
+            }
+            let _ = output::send(tx, Ok(done_chunk(route, chunk))).await;
+            return Ok(());
+        }
         let mut last = chunk;
-        let answer = match reader.finish() {
+        let answer = match finished {
             Ok(finished) => Some(finished),
             Err(_) if !sent_answer => None,
             Err(e) => {
@@ -129,7 +154,11 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
             }
         };
         let Some(finished) = answer else {
-            return fallback(job, tx, sent_thinking).await;
+            let seed = Seed {
+                truncated: last.get("done_reason") == Some(&json!("length")),
+                text: raw,
+            };
+            return fallback(job, tx, sent_thinking, Some(seed)).await;
         };
         if !sent_thinking && !finished.thinking.is_empty() {
             let c = flows::delta_chunk(route, &model, "", Some(&finished.thinking));
@@ -155,7 +184,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     attempts::interpret(&text, &expect, &job.validators, job.validate.repair);
                 let invalid = !interp.violations.is_empty() && job.validate.enabled;
                 if invalid && job.validate.max_retries > 0 {
-                    return fallback(job, tx, true).await;
+                    return fallback(job, tx, true, None).await;
                 }
                 if invalid && job.validate.on_failure == OnFailure::Error {
                     metrics::counter!("augur_validation_rejected_total").increment(1);
@@ -216,11 +245,12 @@ async fn fallback(
     job: &Job,
     tx: &mpsc::Sender<Item>,
     sent_thinking: bool,
+    seed: Option<Seed>,
 ) -> Result<(), ProxyError> {
     if tx.is_closed() {
         return Ok(());
     }
-    let (value, _report) = job.complete().await?;
+    let (value, _report) = job.complete(seed).await?;
     for chunk in flows::chunks_of(job.route, &value) {
         if sent_thinking && flows::is_thinking_only(&chunk) {
             continue;

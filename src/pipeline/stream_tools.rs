@@ -19,7 +19,7 @@ use crate::{
 };
 
 use super::{
-    attempts::{self, Expect},
+    attempts::{self, Expect, Seed},
     call::Lines,
     checks,
     flows::{self, Job},
@@ -66,6 +66,8 @@ struct Progress {
     invalid: bool,
     /// Thinking went out (a fallback then sends none again).
     sent_thinking: bool,
+    /// Bytes of answer text sent.
+    answer_sent: usize,
 }
 
 async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
@@ -90,6 +92,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         raw: String::new(),
         invalid: false,
         sent_thinking: false,
+        answer_sent: 0,
     };
     let mut last_model = Value::Null;
     loop {
@@ -147,11 +150,27 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 Some(x) => x.finish(),
                 None => Ok(Vec::new()),
             };
+            // A plain answer the token limit cut ends as Ollama ends it.
+            let rest = match &finished {
+                Err(_) => super::retry::plain::stream_rest(
+                    &chunk,
+                    &p.raw,
+                    p.answer_sent,
+                    &job.expect,
+                    &job.validators,
+                ),
+                Ok(_) => None,
+            };
             match finished {
                 Ok(more) => events.extend(more),
+                Err(_) if rest.is_some() => events.extend(rest.map(StreamEvent::AnswerDelta)),
                 Err(e) if !p.sent_anything => {
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
-                    return fallback(job, tx, p.sent_thinking).await;
+                    let seed = Seed {
+                        truncated: chunk.get("done_reason") == Some(&json!("length")),
+                        text: std::mem::take(&mut p.raw),
+                    };
+                    return fallback(job, tx, p.sent_thinking, Some(seed)).await;
                 }
                 Err(_) if eof && p.sent.is_empty() => {
                     // Answer text was streamed and the upstream stopped
@@ -179,6 +198,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                         continue;
                     }
                     p.sent_anything = true;
+                    p.answer_sent += text.len();
                     let c = flows::delta_chunk(Route::Chat, &model, &text, None);
                     if !output::send(tx, Ok(c)).await {
                         return Ok(());
@@ -190,7 +210,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     }
                     let original = call.clone();
                     let Some(call) = checked_call(job, set, call, &mut p)? else {
-                        return fallback(job, tx, p.sent_thinking).await;
+                        return fallback(job, tx, p.sent_thinking, None).await;
                     };
                     if let Some(audit) = &job.audit {
                         audit.record(&call, if p.invalid { "invalid" } else { "valid" });
@@ -280,12 +300,13 @@ async fn fallback(
     job: &Job,
     tx: &mpsc::Sender<Item>,
     sent_thinking: bool,
+    seed: Option<Seed>,
 ) -> Result<(), ProxyError> {
     if tx.is_closed() {
         // The client has gone: nothing is asked again.
         return Ok(());
     }
-    let (value, _report) = job.complete().await?;
+    let (value, _report) = job.complete(seed).await?;
     for chunk in flows::chunks_of(Route::Chat, &value) {
         if sent_thinking && flows::is_thinking_only(&chunk) {
             continue;

@@ -1,5 +1,5 @@
-//! Model capabilities ("completion", "tools", "thinking", …) from the
-//! upstream's `POST /api/show`, cached per model.
+//! Model capabilities ("completion", "tools", "thinking", …) and context
+//! sizes from the upstream's `POST /api/show`, cached per model.
 //!
 //! The lookup is augur's own call, made over the same connection pool as
 //! everything it forwards. Entries expire after the configured TTL and are
@@ -21,10 +21,27 @@ use crate::error::ProxyError;
 /// Largest `/api/show` answer read (model info can be long).
 const SHOW_LIMIT: usize = 4 * 1024 * 1024;
 
+/// What `/api/show` says of a model's context, in tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ModelContext {
+    /// The context the model was trained for (`model_info`
+    /// `<arch>.context_length`).
+    pub context_length: Option<u64>,
+    /// The context its Modelfile sets (`PARAMETER num_ctx`).
+    pub num_ctx: Option<u64>,
+}
+
+/// What one `/api/show` lookup keeps.
+#[derive(Debug, Default)]
+struct Shown {
+    capabilities: Vec<String>,
+    context: ModelContext,
+}
+
 /// Cached capability lookups.
 #[derive(Clone)]
 pub struct Capabilities {
-    cache: Cache<String, Arc<Vec<String>>>,
+    cache: Cache<String, Arc<Shown>>,
     upstream: Upstream,
 }
 
@@ -48,9 +65,10 @@ impl Capabilities {
         }
     }
 
-    /// The capabilities of `model`. A model the upstream does not know
-    /// has none (the request then fails upstream with Ollama's own error).
-    pub async fn of(&self, model: &str) -> Result<Arc<Vec<String>>, ProxyError> {
+    /// What `/api/show` says of `model`. A model the upstream does not
+    /// know has no capabilities (the request then fails upstream with
+    /// Ollama's own error).
+    async fn of(&self, model: &str) -> Result<Arc<Shown>, ProxyError> {
         let upstream = self.upstream.clone();
         self.cache
             .try_get_with(model.to_string(), async move {
@@ -65,7 +83,12 @@ impl Capabilities {
 
     /// Whether `model` has capability `cap`.
     pub async fn has(&self, model: &str, cap: &str) -> Result<bool, ProxyError> {
-        Ok(self.of(model).await?.iter().any(|c| c == cap))
+        Ok(self.of(model).await?.capabilities.iter().any(|c| c == cap))
+    }
+
+    /// What `/api/show` says of `model`'s context.
+    pub async fn context(&self, model: &str) -> Result<ModelContext, ProxyError> {
+        Ok(self.of(model).await?.context)
     }
 
     /// Forget everything (a model changed upstream).
@@ -74,7 +97,7 @@ impl Capabilities {
     }
 }
 
-async fn fetch(upstream: &Upstream, model: &str) -> Result<Vec<String>, ProxyError> {
+async fn fetch(upstream: &Upstream, model: &str) -> Result<Shown, ProxyError> {
     let body = serde_json::to_vec(&serde_json::json!({ "model": model }))
         .map_err(|e| ProxyError::Internal(format!("capability lookup body: {e}")))?;
     let req = Request::builder()
@@ -86,7 +109,7 @@ async fn fetch(upstream: &Upstream, model: &str) -> Result<Vec<String>, ProxyErr
     let response = upstream.call(req, None, None).await?;
     let status = response.status();
     if status == StatusCode::NOT_FOUND {
-        return Ok(Vec::new());
+        return Ok(Shown::default());
     }
     if !status.is_success() {
         return Err(ProxyError::UpstreamUnavailable(format!(
@@ -100,7 +123,12 @@ async fn fetch(upstream: &Upstream, model: &str) -> Result<Vec<String>, ProxyErr
         .to_bytes();
     let body: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ProxyError::UpstreamProtocol(format!("capability lookup: {e}")))?;
-    Ok(body
+    Ok(shown(&body))
+}
+
+/// The parts of an `/api/show` answer augur uses.
+fn shown(body: &Value) -> Shown {
+    let capabilities = body
         .get("capabilities")
         .and_then(Value::as_array)
         .map(|caps| {
@@ -109,5 +137,62 @@ async fn fetch(upstream: &Upstream, model: &str) -> Result<Vec<String>, ProxyErr
                 .map(str::to_string)
                 .collect()
         })
-        .unwrap_or_default())
+        .unwrap_or_default();
+    Shown {
+        capabilities,
+        context: ModelContext {
+            context_length: context_length(body),
+            num_ctx: num_ctx(body),
+        },
+    }
+}
+
+/// `model_info["<arch>.context_length"]`, `<arch>` being
+/// `general.architecture`.
+fn context_length(body: &Value) -> Option<u64> {
+    let info = body.get("model_info")?.as_object()?;
+    let arch = info.get("general.architecture")?.as_str()?;
+    info.get(&format!("{arch}.context_length"))?
+        .as_u64()
+        .filter(|n| *n > 0)
+}
+
+/// `num_ctx` in the `parameters` text (`num_ctx    8192`, one per line).
+fn num_ctx(body: &Value) -> Option<u64> {
+    let text = body.get("parameters")?.as_str()?;
+    text.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        (words.next()? == "num_ctx")
+            .then(|| words.next()?.parse::<u64>().ok())
+            .flatten()
+            .filter(|n| *n > 0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_context_is_read_from_model_info_and_parameters() {
+        let body = json!({
+            "capabilities": ["completion"],
+            "parameters": "stop     \"<eos>\"\nnum_ctx                        8192\ntemperature 1",
+            "model_info": {"general.architecture": "gemma3", "gemma3.context_length": 131072}
+        });
+        let s = shown(&body);
+        assert_eq!(s.capabilities, ["completion"]);
+        assert_eq!(
+            s.context,
+            ModelContext {
+                context_length: Some(131_072),
+                num_ctx: Some(8192)
+            }
+        );
+        assert_eq!(shown(&json!({})).context, ModelContext::default());
+        let odd = json!({"parameters": "num_ctx x", "model_info": {"gemma3.context_length": 5}});
+        assert_eq!(shown(&odd).context, ModelContext::default());
+    }
 }

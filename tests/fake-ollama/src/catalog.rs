@@ -29,6 +29,8 @@ pub const FAULT_MODELS: &[&str] = &[
     "reject-schema",
     "dribble",
     "mid-cut",
+    "loop-array",
+    "loop-string",
 ];
 
 const MODIFIED_AT: &str = "2025-09-14T10:21:07.531219862Z";

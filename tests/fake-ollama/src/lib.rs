@@ -16,7 +16,7 @@
 //! tools, thinking) and the fault models of [`FAULT_MODELS`] (completion only):
 //! `slow-first-byte`, `slow-stream`, `stream-cut`, `error-500`, `bad-json`, `truncated`,
 //! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`, `reject-schema`, `dribble`,
-//! `mid-cut`:
+//! `mid-cut`, `loop-array`, `loop-string`:
 //!
 //! - `slow-first-byte`: sleeps `SLOW_MS` (default 2000 ms) before the response head.
 //! - `slow-stream`: 200 ms between chunks. `stream-cut`: 3 chunks, then the connection is
@@ -33,6 +33,11 @@
 //! - `tool-json`: content = the last user message, streamed in 3-character pieces.
 //! - `dribble`, `mid-cut`: slow answers whose responses are logged, and bodies cut in the
 //!   middle of a line (see the `faults` module).
+//! - `loop-array`, `loop-string`: a small model running away under a `format`: it repeats the
+//!   item of the first array of scalars (or `"la "` in the first string without `format`)
+//!   until `options.num_predict` (default 1024 tokens, the fake's full context) cuts it, with
+//!   `done_reason` `length`; a `maxItems` / `maxLength` on that part makes it stop there and
+//!   close the JSON (see the `runaway` module).
 //! - `reject-schema`: whenever `format` is an object, llama-server's converter error
 //!   (400 `"json_schema": JSON schema conversion failed: …`), as for a schema the real converter
 //!   cannot handle but [`schema::check`] would pass; `"json"` and no format answer normally.
@@ -41,7 +46,8 @@
 //! deterministic schema instance ([`schema::instance`]); a tool model given `tools` answers a
 //! call of the first tool (classic-engine shape: a `done:false` chunk with `content:""` and
 //! `tool_calls`, then the done chunk); `qwen3` thinks first unless `think:false`. Scripted
-//! replies ([`Builder::script`]) take precedence over all content rules.
+//! replies ([`Builder::script`]) take precedence over all content rules (`options.num_predict`
+//! still cuts them, in 3-character tokens).
 //!
 //! Endpoints: `/`, `/api/version`, `/api/tags`, `/api/ps`, `/api/show`, `/api/chat`,
 //! `/api/generate`, `/api/embed`, `/api/embeddings`, `/api/pull`, `/api/push`, `/api/create`,
@@ -73,6 +79,7 @@ mod openai;
 mod plan;
 mod responses;
 mod routes;
+mod runaway;
 pub mod schema;
 mod surface;
 pub mod wire;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Shared;
 use crate::catalog::{CAP_THINKING, CAP_TOOLS, Model};
+use crate::runaway;
 use crate::schema;
 use crate::wire::{ApiError, go_quote};
 
@@ -285,6 +286,7 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
     let fallback = r#"{"answer":"The sky is blue because of Rayleigh scattering"}"#;
     if let Some(reply) = st.pop_script(&plan.model.name) {
         plan.pieces.extend(text(split(&reply, 3)));
+        cut_at_limit(input, plan);
         return;
     }
     match plan.model.base() {
@@ -322,6 +324,16 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
             plan.pieces.extend(text(split(&cut, 4)));
             plan.done_reason = "length";
         }
+        base @ ("loop-array" | "loop-string") => {
+            let kind = runaway::Kind::of(base).unwrap_or(runaway::Kind::Array);
+            plan.pieces
+                .extend(text(split(&runaway::answer(format, kind), 4)));
+            let limit = runaway::CONTEXT_TOKENS;
+            if !input.options.contains_key("num_predict") && plan.pieces.len() > limit {
+                plan.pieces.truncate(limit);
+                plan.done_reason = "length";
+            }
+        }
         "invalid-then-valid" => {
             let n = st.bump_model_count(&plan.model.name);
             let v = if n.is_multiple_of(2) {
@@ -345,6 +357,12 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
                 .extend(text(SENTENCE.iter().map(|s| (*s).to_owned()).collect())),
         },
     }
+    cut_at_limit(input, plan);
+}
+
+/// `options.num_predict` cuts the content pieces (scripted ones too), with `done_reason`
+/// `length`.
+fn cut_at_limit(input: &Input, plan: &mut Plan) {
     if let Some(limit) = input.options.get("num_predict").and_then(Value::as_u64) {
         let limit = limit as usize;
         let content = plan.pieces.iter().filter(|p| !p.thinking).count();
