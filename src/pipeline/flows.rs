@@ -84,6 +84,7 @@ impl Job {
             &self.validators,
         )
         .await?;
+        let completed = super::call_screen::after_complete(self, completed).await?;
         finalize(self, completed)
     }
 }
