@@ -49,10 +49,7 @@ async fn a_repeated_answered_call_is_asked_again_once_for_an_answer() {
         let last = last_sent_message(&live);
         assert!(last.starts_with("Tool result for get_weather: "), "{last}");
         assert!(
-            last.ends_with(
-                "The result of get_weather is already above: answer with it now, \
-                 without calling get_weather again."
-            ),
+            last.ends_with("\n\n(The result of get_weather is above: reply with the answer.)"),
             "{last}"
         );
     })

@@ -243,7 +243,8 @@ fn answer_so_far(raw: &str, set: &ToolSet) -> Option<String> {
     (answered && !text.trim().is_empty()).then_some(text)
 }
 
-/// The one-line note of a re-ask.
+/// The one-line note of a re-ask. Put as an aside: small models repeat a
+/// plain instruction in their answer.
 fn note(repeats: &[ToolCall]) -> String {
     let mut names: Vec<&str> = Vec::new();
     for call in repeats {
@@ -252,9 +253,7 @@ fn note(repeats: &[ToolCall]) -> String {
         }
     }
     let names = names.join(" and ");
-    format!(
-        "The result of {names} is already above: answer with it now, without calling {names} again."
-    )
+    format!("(The result of {names} is above: reply with the answer.)")
 }
 
 /// Append `note` to the last user message, or add it as one.

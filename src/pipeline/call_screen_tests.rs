@@ -113,8 +113,7 @@ fn the_note_names_the_tools_once_and_follows_the_last_user_turn() {
     let text = note(&repeats);
     assert_eq!(
         text,
-        "The result of get_weather and factorial is already above: answer with it now, \
-         without calling get_weather and factorial again."
+        "(The result of get_weather and factorial is above: reply with the answer.)"
     );
     let mut body = Map::new();
     body.insert(
