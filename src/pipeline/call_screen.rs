@@ -19,6 +19,8 @@
 //! `loop`; and counted in `augur_tool_calls_dropped_total{reason}` and
 //! `augur_tool_loops_broken_total`.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value, json};
 
 use crate::{
@@ -42,14 +44,17 @@ pub const LOOP: &str = "loop";
 const MAX_SEEN: usize = 64;
 
 /// What one request's calls are screened against; see the module docs.
+/// The conversation is only searched when a call needs it.
 #[derive(Debug, Default)]
 pub struct CallScreen {
     drop_ungrounded: bool,
-    grounding: Grounding,
-    /// Calls the conversation holds a result for (empty when the loop
-    /// breaker is off or the tool choice allows no answer).
-    answered: Vec<ToolCall>,
-    /// The `format` of the re-ask: the envelope's answer branch alone.
+    /// The client's chat messages.
+    messages: Vec<Value>,
+    grounding: OnceLock<Grounding>,
+    /// Calls the conversation holds a result for.
+    answered: OnceLock<Vec<ToolCall>>,
+    /// The `format` of the re-ask: the envelope's answer branch alone;
+    /// `None` when the loop breaker is off or the choice allows no answer.
     reask_format: Option<Value>,
 }
 
@@ -68,23 +73,33 @@ impl CallScreen {
     /// The screen for a request with the client's chat `messages`.
     /// `reask_format` (the answer branch alone, see
     /// [`crate::tools::build_format`]) turns the loop breaker on.
-    pub fn new(messages: &[Value], drop_ungrounded: bool, reask_format: Option<Value>) -> Self {
-        let answered = match reask_format {
-            Some(_) => tools::answered_calls(messages),
-            None => Vec::new(),
-        };
+    pub fn new(messages: Vec<Value>, drop_ungrounded: bool, reask_format: Option<Value>) -> Self {
         CallScreen {
             drop_ungrounded,
-            grounding: Grounding::from_messages(messages),
-            answered,
+            messages,
+            grounding: OnceLock::new(),
+            answered: OnceLock::new(),
             reask_format,
         }
+    }
+
+    fn grounding(&self) -> &Grounding {
+        self.grounding
+            .get_or_init(|| Grounding::from_messages(&self.messages))
+    }
+
+    fn answered(&self) -> &[ToolCall] {
+        if self.reask_format.is_none() {
+            return &[];
+        }
+        self.answered
+            .get_or_init(|| tools::answered_calls(&self.messages))
     }
 
     /// Placeholders in `call`'s arguments, as violations (pointers into the
     /// arguments).
     pub fn violations(&self, set: &ToolSet, call: &ToolCall) -> Vec<Violation> {
-        let mentioned = |s: &str| self.grounding.mentions(s);
+        let mentioned = |s: &str| self.grounding().mentions(s);
         tools::placeholder_violations(call, set, &mentioned)
             .into_iter()
             .map(|(pointer, message)| Violation { pointer, message })
@@ -93,14 +108,16 @@ impl CallScreen {
 
     /// Whether `call` repeats a call the conversation already answered.
     pub fn is_repeat(&self, call: &ToolCall) -> bool {
-        tools::repeats_answered(call, &self.answered)
+        tools::repeats_answered(call, self.answered())
     }
 
     /// Whether `call`, coming after `earlier` in one answer, is dropped as
     /// an ungrounded continuation.
     fn ungrounded(&self, set: &ToolSet, call: &ToolCall, earlier: &[ToolCall]) -> bool {
+        // The conversation is searched only for a possible continuation.
         self.drop_ungrounded
-            && tools::is_ungrounded_continuation(call, earlier, set, &self.grounding)
+            && earlier.iter().any(|e| e.name == call.name)
+            && tools::is_ungrounded_continuation(call, earlier, set, self.grounding())
     }
 
     /// One answer's calls screened: ungrounded continuations dropped, then

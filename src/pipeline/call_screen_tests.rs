@@ -33,7 +33,7 @@ fn answered() -> Vec<Value> {
 
 fn screen(drop_ungrounded: bool, loop_breaker: bool) -> CallScreen {
     let reask = loop_breaker.then(|| json!({"type":"object"}));
-    CallScreen::new(&answered(), drop_ungrounded, reask)
+    CallScreen::new(answered(), drop_ungrounded, reask)
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn placeholders_are_violations_unless_the_conversation_has_them() {
     assert_eq!(v.len(), 1);
     assert_eq!(v[0].pointer, "/city");
     let messages = [json!({"role":"user","content":"Is there a town called <city>?"})];
-    let s = CallScreen::new(&messages, true, None);
+    let s = CallScreen::new(messages.to_vec(), true, None);
     assert!(
         s.violations(&set(), &call("get_weather", json!({"city": "<city>"})))
             .is_empty()

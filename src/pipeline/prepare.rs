@@ -98,7 +98,7 @@ fn rewrite(
                 answer
             }
         });
-        let screen = CallScreen::new(&messages, tp.drop_ungrounded, reask_format);
+        let screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
         let expect = Expect::Tools {
             set: tp.set,
             answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),
