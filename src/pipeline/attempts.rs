@@ -22,12 +22,14 @@ pub enum Expect {
     /// JSON valid against the client's original schema.
     Schema(Value),
     /// The tool envelope: calls to declared tools, or an answer; with
-    /// `think`, as the answer of the emulated-thinking object.
+    /// `think`, as the answer of the emulated-thinking object. `screen`
+    /// judges the calls against the conversation.
     Tools {
         set: ToolSet,
         answer_schema: Option<Value>,
         json_answer: bool,
         think: bool,
+        screen: std::sync::Arc<super::call_screen::CallScreen>,
     },
     /// `{"reasoning": "...", "answer": ...}` for emulated thinking.
     Think {
@@ -100,6 +102,7 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
             answer_schema,
             json_answer,
             think,
+            screen,
         } => {
             let (thinking, envelope) = match think.then(|| split_thinking(text, repair, validators))
             {
@@ -109,6 +112,7 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
             let mut interp = interpret_tools(
                 &envelope,
                 set,
+                screen,
                 answer_schema.as_ref(),
                 *json_answer,
                 validators,
@@ -163,6 +167,7 @@ fn split_thinking(text: &str, repair: bool, validators: &Validators) -> Option<(
 fn interpret_tools(
     text: &str,
     set: &ToolSet,
+    screen: &super::call_screen::CallScreen,
     answer_schema: Option<&Value>,
     json_answer: bool,
     validators: &Validators,
@@ -204,6 +209,7 @@ fn interpret_tools(
                         call = candidate;
                     }
                 }
+                violations.extend(screen.violations(set, &call));
                 for v in violations {
                     interp.violations.push(Violation {
                         pointer: format!("{}{}", call.name, v.pointer),

@@ -86,6 +86,7 @@ impl Job {
             seed,
         )
         .await?;
+        let completed = super::call_screen::after_complete(self, completed).await?;
         finalize(self, completed)
     }
 }

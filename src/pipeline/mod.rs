@@ -21,6 +21,7 @@
 
 pub mod attempts;
 pub mod call;
+pub mod call_screen;
 pub mod checks;
 pub mod flows;
 pub mod output;

@@ -37,6 +37,10 @@ pub struct ToolPlan {
     pub set: ToolSet,
     pub choice: ToolChoice,
     pub parallel: bool,
+    /// `tools.loop_breaker` of the model's policy.
+    pub loop_breaker: bool,
+    /// `tools.drop_ungrounded` of the model's policy.
+    pub drop_ungrounded: bool,
 }
 
 /// What augur does to one request.
@@ -136,6 +140,8 @@ pub async fn decide(
                     set,
                     choice,
                     parallel,
+                    loop_breaker: policy.loop_breaker,
+                    drop_ungrounded: policy.drop_ungrounded,
                 });
             }
         }

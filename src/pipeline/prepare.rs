@@ -7,6 +7,7 @@ use crate::{error::ProxyError, format::Format, schema, tools};
 
 use super::{
     attempts::Expect,
+    call_screen::CallScreen,
     plan::{Plan, Route},
 };
 
@@ -83,11 +84,27 @@ fn rewrite(
                 tp.parallel,
             )),
         );
+        // The loop breaker's re-ask: the answer branch alone.
+        let reask_format = (tp.loop_breaker && tp.choice.allows_answer()).then(|| {
+            let answer = tools::build_format(
+                &tp.set,
+                &tools::ToolChoice::None,
+                tp.parallel,
+                grammar_answer.as_ref(),
+            );
+            if plan.think {
+                crate::format::think::think_schema(Some(&answer))
+            } else {
+                answer
+            }
+        });
+        let screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
         let expect = Expect::Tools {
             set: tp.set,
             answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),
             json_answer,
             think: plan.think,
+            screen: std::sync::Arc::new(screen),
         };
         return Ok((body, expect));
     }

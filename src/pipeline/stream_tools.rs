@@ -4,7 +4,11 @@
 //! chunk sequence Ollama produces for a natively tool-capable model.
 //!
 //! An invalid call before anything was sent falls back to the whole-answer
-//! path (repair, retry with feedback) and streams its result.
+//! path (repair, retry with feedback) and streams its result. Calls are
+//! screened as they complete ([`super::call_screen`]): an ungrounded
+//! continuation is dropped, and a repeat of an answered call is held; when
+//! the answer ends with only such repeats, the loop breaker's answer is
+//! streamed instead (or, if there is none, the held calls).
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -21,6 +25,7 @@ use crate::{
 use super::{
     attempts::{self, Expect, Seed},
     call::Lines,
+    call_screen::{self, Admit, StreamScreen},
     checks,
     flows::{self, Job},
     output::{self, CHANNEL, Item, Output, Report},
@@ -76,6 +81,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         answer_schema,
         json_answer,
         think,
+        screen,
     } = &job.expect
     else {
         return Err(ProxyError::Internal("tool stream without tools".into()));
@@ -95,6 +101,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         answer_sent: 0,
     };
     let mut last_model = Value::Null;
+    let mut gate = StreamScreen::default();
     loop {
         // Ollama ends a stream without a done chunk when the model repeats
         // one token too often; that end is handled like a done chunk.
@@ -164,7 +171,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
             match finished {
                 Ok(more) => events.extend(more),
                 Err(_) if rest.is_some() => events.extend(rest.map(StreamEvent::AnswerDelta)),
-                Err(e) if !p.sent_anything => {
+                Err(e) if !p.sent_anything && !gate.holding() => {
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
                     let seed = Seed {
                         truncated: chunk.get("done_reason") == Some(&json!("length")),
@@ -177,7 +184,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     // early: end the stream as the upstream did.
                     return Ok(());
                 }
-                Err(e) if !p.sent.is_empty() && job.validate.repair => {
+                Err(e) if !p.sent.is_empty() && (job.validate.repair || gate.holding()) => {
                     // Cut off after complete calls (a small model repeating
                     // calls until the token limit): close the list there.
                     tracing::info!(error = %e, calls = p.sent.len(), "closed a cut-off tool list");
@@ -212,26 +219,35 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     let Some(call) = checked_call(job, set, call, &mut p)? else {
                         return fallback(job, tx, p.sent_thinking, None).await;
                     };
-                    if let Some(audit) = &job.audit {
-                        audit.record(&call, if p.invalid { "invalid" } else { "valid" });
-                    }
-                    let calls = tools::ollama_tool_calls(std::slice::from_ref(&call), p.next_index);
-                    p.next_index += 1;
-                    p.sent_anything = true;
+                    // Seen: a repeat of it is skipped whether it went out or not.
                     p.sent.push(original);
-                    let c = json!({
-                        "model": model,
-                        "created_at": created_at_now(),
-                        "message": {"role": "assistant", "content": "", "tool_calls": calls},
-                        "done": false,
-                    });
-                    if !output::send(tx, Ok(c)).await {
+                    if gate.admit(screen, set, &call) != Admit::Send {
+                        continue;
+                    }
+                    if !send_call(job, tx, &model, &call, &mut p).await {
                         return Ok(());
                     }
                 }
             }
         }
         if done {
+            // Only repeats of answered calls: ask for an answer instead.
+            if gate.holding() && !p.sent_anything {
+                let held = gate.take_held();
+                if let Some(answer) = call_screen::reask(job, &held).await {
+                    let repairs = gate.repairs(held.len());
+                    return send_answer(job, tx, answer, p.sent_thinking, repairs).await;
+                }
+                for call in held {
+                    if !send_call(job, tx, &model, &call, &mut p).await {
+                        return Ok(());
+                    }
+                }
+            }
+            let mut repairs = gate.repairs(gate.withheld());
+            if p.closed_truncated {
+                repairs.insert(0, "closed_truncated");
+            }
             let mut last = chunk;
             if let Value::Object(f) = &mut last {
                 f.insert("created_at".into(), json!(created_at_now()));
@@ -244,13 +260,72 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 }
                 if p.closed_truncated {
                     f.insert("done_reason".into(), json!("stop"));
-                    f.insert("augur_repaired".into(), json!("closed_truncated"));
+                }
+                if !repairs.is_empty() {
+                    f.insert("augur_repaired".into(), json!(repairs.join(", ")));
                 }
             }
             let _ = output::send(tx, Ok(last)).await;
             return Ok(());
         }
     }
+}
+
+/// Send one call as its own chunk; false = the client has gone.
+async fn send_call(
+    job: &Job,
+    tx: &mpsc::Sender<Item>,
+    model: &Value,
+    call: &ToolCall,
+    p: &mut Progress,
+) -> bool {
+    if let Some(audit) = &job.audit {
+        audit.record(call, if p.invalid { "invalid" } else { "valid" });
+    }
+    let calls = tools::ollama_tool_calls(std::slice::from_ref(call), p.next_index);
+    p.next_index += 1;
+    p.sent_anything = true;
+    let c = json!({
+        "model": model,
+        "created_at": created_at_now(),
+        "message": {"role": "assistant", "content": "", "tool_calls": calls},
+        "done": false,
+    });
+    output::send(tx, Ok(c)).await
+}
+
+/// Stream the answer the loop breaker asked for, as the whole-answer path
+/// would (thinking left out when thinking went out already), reporting
+/// `repairs` in the done chunk.
+async fn send_answer(
+    job: &Job,
+    tx: &mpsc::Sender<Item>,
+    mut answer: attempts::Completed,
+    sent_thinking: bool,
+    repairs: Vec<&'static str>,
+) -> Result<(), ProxyError> {
+    answer
+        .interp
+        .repairs
+        .extend(repairs.iter().map(|r| r.to_string()));
+    let joined = answer.interp.repairs.join(", ");
+    let (value, _report) = flows::finalize(job, answer)?;
+    let chunks = flows::chunks_of(Route::Chat, &value);
+    let last = chunks.len().saturating_sub(1);
+    for (i, mut chunk) in chunks.into_iter().enumerate() {
+        if sent_thinking && flows::is_thinking_only(&chunk) {
+            continue;
+        }
+        if i == last
+            && let Value::Object(f) = &mut chunk
+        {
+            f.insert("augur_repaired".into(), json!(joined));
+        }
+        if !output::send(tx, Ok(chunk)).await {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Validate (and repair) one completed call. `Ok(None)` = fall back to the
@@ -273,6 +348,9 @@ fn checked_call(
                 metrics::counter!("augur_repairs_total").increment(1);
             }
         }
+    }
+    if let Expect::Tools { screen, .. } = &job.expect {
+        violations.extend(screen.violations(set, &call));
     }
     if violations.is_empty() || !job.validate.enabled {
         return Ok(Some(call));

@@ -198,6 +198,8 @@ impl<'a> Builder<'a> {
         let mut o = Overlay {
             think_emulation: s.think_emulation,
             parallel_tool_calls: s.tools.as_ref().and_then(|t| t.parallel),
+            loop_breaker: s.tools.as_ref().and_then(|t| t.loop_breaker),
+            drop_ungrounded: s.tools.as_ref().and_then(|t| t.drop_ungrounded),
             advertise_capabilities: s.advertise_capabilities,
             rate_limit: s.rate_limit.clone(),
             concurrency: s.concurrency.clone(),

@@ -110,6 +110,14 @@ pub struct ModelPolicy {
     pub format: Option<NamedFormat>,
     /// `tools: {parallel}`; default true.
     pub parallel_tool_calls: bool,
+    /// `tools: {loop_breaker}`; default true: a call repeating one the
+    /// conversation already holds a result for is not returned; the model
+    /// is asked once more, for an answer.
+    pub loop_breaker: bool,
+    /// `tools: {drop_ungrounded}`; default true: calls after the first that
+    /// only continue an earlier call's pattern with values found nowhere in
+    /// the conversation are dropped.
+    pub drop_ungrounded: bool,
     /// Add "tools" to capabilities of emulated models in /api/show and /api/tags.
     pub advertise_capabilities: bool,
     /// Per (principal, model) rate limit from `models.<glob>.rate_limit`.
@@ -127,6 +135,8 @@ impl Default for ModelPolicy {
             think_emulation: true,
             format: None,
             parallel_tool_calls: true,
+            loop_breaker: true,
+            drop_ungrounded: true,
             advertise_capabilities: true,
             rate_limit: None,
             concurrency: None,

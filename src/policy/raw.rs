@@ -93,6 +93,8 @@ pub struct RawFormat {
 #[serde(deny_unknown_fields)]
 pub struct RawTools {
     pub parallel: Option<bool>,
+    pub loop_breaker: Option<bool>,
+    pub drop_ungrounded: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Copy, Deserialize)]

@@ -142,6 +142,8 @@ pub struct Overlay {
     /// Schema name, loaded schema, optional `apply`.
     pub format: Tri<(String, Arc<serde_json::Value>, Option<FormatApply>)>,
     pub parallel_tool_calls: Option<bool>,
+    pub loop_breaker: Option<bool>,
+    pub drop_ungrounded: Option<bool>,
     pub advertise_capabilities: Option<bool>,
     pub rate_limit: Tri<RawRateLimit>,
     pub concurrency: Tri<RawConcurrency>,
@@ -201,6 +203,8 @@ impl Overlay {
             }
         }
         set(&mut p.parallel_tool_calls, self.parallel_tool_calls);
+        set(&mut p.loop_breaker, self.loop_breaker);
+        set(&mut p.drop_ungrounded, self.drop_ungrounded);
         set(&mut p.advertise_capabilities, self.advertise_capabilities);
         p.rate_limit = merge_rate_limit(p.rate_limit, &self.rate_limit);
         match self.concurrency {

@@ -30,10 +30,11 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
     }
     add(s.think_emulation.is_some(), "think_emulation");
     add(!matches!(s.format, Tri::Absent), "format");
-    add(
-        s.tools.as_ref().is_some_and(|t| t.parallel.is_some()),
-        "tools.parallel",
-    );
+    if let Some(t) = &s.tools {
+        add(t.parallel.is_some(), "tools.parallel");
+        add(t.loop_breaker.is_some(), "tools.loop_breaker");
+        add(t.drop_ungrounded.is_some(), "tools.drop_ungrounded");
+    }
     add(s.advertise_capabilities.is_some(), "advertise_capabilities");
     add(!matches!(s.rate_limit, Tri::Absent), "rate_limit");
     add(!matches!(s.concurrency, Tri::Absent), "concurrency");
@@ -86,7 +87,11 @@ fn settings(p: &ModelPolicy) -> Value {
         },
         "think_emulation": p.think_emulation,
         "format": format,
-        "tools": {"parallel": p.parallel_tool_calls},
+        "tools": {
+            "parallel": p.parallel_tool_calls,
+            "loop_breaker": p.loop_breaker,
+            "drop_ungrounded": p.drop_ungrounded,
+        },
         "advertise_capabilities": p.advertise_capabilities,
         "rate_limit": rate_limit(p.rate_limit),
         "concurrency": p.concurrency.map(|c| json!({

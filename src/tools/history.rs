@@ -9,11 +9,10 @@
 //! a system message at index 0, a user message is guaranteed right after the
 //! system messages, and `tool` messages are turned into `user` text.
 
-use std::collections::{HashMap, VecDeque};
-
 use serde_json::{Map, Value, json};
 
 use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE};
+use super::results::ResultMatcher;
 
 /// The messages to send upstream instead of `messages`.
 ///
@@ -37,8 +36,7 @@ use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE};
 /// - Everything else (other fields, images, user messages) is kept.
 pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len() + 2);
-    let mut names_by_id: HashMap<String, String> = HashMap::new();
-    let mut pending: VecDeque<String> = VecDeque::new();
+    let mut matcher = ResultMatcher::default();
     for msg in messages {
         let Some(obj) = msg.as_object() else {
             out.push(msg.clone());
@@ -49,16 +47,11 @@ pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -
                 let calls = obj.get("tool_calls").and_then(Value::as_array);
                 match calls {
                     Some(raw_calls) if !raw_calls.is_empty() => {
-                        pending.clear();
-                        let mut calls: Vec<Value> = Vec::with_capacity(raw_calls.len());
-                        for raw in raw_calls {
-                            let (name, call) = history_call(raw);
-                            if let Some(id) = raw.get("id").and_then(Value::as_str) {
-                                names_by_id.insert(id.to_owned(), name.clone());
-                            }
-                            pending.push_back(name);
-                            calls.push(call);
-                        }
+                        let calls: Vec<Value> = matcher
+                            .on_calls(raw_calls)
+                            .filter_map(|i| matcher.call(i))
+                            .map(|c| c.envelope())
+                            .collect();
                         let envelope = if calls.len() == 1 && !parallel {
                             json!({ KEY_CALL: calls[0] })
                         } else {
@@ -86,26 +79,8 @@ pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -
                 }
             }
             "tool" | "function" => {
-                let by_name = ["tool_name", "name"]
-                    .iter()
-                    .find_map(|k| obj.get(*k).and_then(Value::as_str))
-                    .filter(|n| !n.is_empty())
-                    .map(str::to_owned);
-                let by_id = obj
-                    .get("tool_call_id")
-                    .and_then(Value::as_str)
-                    .and_then(|id| names_by_id.get(id).cloned());
-                let name = match by_name.or(by_id) {
-                    Some(n) => {
-                        if let Some(i) = pending.iter().position(|p| *p == n) {
-                            pending.remove(i);
-                        }
-                        Some(n)
-                    }
-                    None => pending.pop_front(),
-                };
                 let result = content_text(obj.get("content"));
-                let text = match name {
+                let text = match matcher.on_result(obj).name {
                     Some(n) => format!("Tool result for {n}: {result}"),
                     None => format!("Tool result: {result}"),
                 };
@@ -154,7 +129,7 @@ fn role(msg: &Value) -> String {
 
 /// A message's content as text: strings as they are, OpenAI content parts
 /// joined, anything else as compact JSON.
-fn content_text(content: Option<&Value>) -> String {
+pub(crate) fn content_text(content: Option<&Value>) -> String {
     match content {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -165,26 +140,6 @@ fn content_text(content: Option<&Value>) -> String {
             .join(""),
         Some(other) => other.to_string(),
     }
-}
-
-/// The name and `{"name","arguments"}` of one history call in any client
-/// shape.
-fn history_call(raw: &Value) -> (String, Value) {
-    let func = raw.get("function").unwrap_or(raw);
-    let name = func.get("name").and_then(Value::as_str).unwrap_or_default();
-    let arguments = match func.get("arguments").or_else(|| func.get("parameters")) {
-        None | Some(Value::Null) => json!({}),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(v) => v,
-            Err(_) if s.trim().is_empty() => json!({}),
-            Err(_) => Value::String(s.clone()),
-        },
-        Some(v) => v.clone(),
-    };
-    (
-        name.to_owned(),
-        json!({"name": name, "arguments": arguments}),
-    )
 }
 
 #[cfg(test)]

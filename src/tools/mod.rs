@@ -44,7 +44,8 @@
 //! - [`build_format`]`(&ToolSet, &ToolChoice, parallel, answer_schema: Option<&Value>) -> Value` —
 //!   the envelope schema (below).
 //! - [`instruction`]`(&ToolSet, &ToolChoice, parallel) -> String` — short tool
-//!   list, reply shape and a one-shot example call.
+//!   list, reply shape and the shape of one call (types, never values a
+//!   model could copy).
 //! - [`rewrite_messages`]`(&[Value], instruction: &str, parallel) -> Vec<Value>` —
 //!   instruction appended to the system prompt (gemma3-safe placement), past
 //!   calls as envelope JSON, tool results as user text.
@@ -59,6 +60,14 @@
 //!   `.finish() -> Result<Vec<StreamEvent>, ParseError>`, `.branch()`, `.error()` —
 //!   incremental: decoded answer text as it arrives, each call as soon as its
 //!   object closes; split-independent.
+//! - [`placeholder_violations`]`(&ToolCall, &ToolSet, mentioned)` — template
+//!   tokens copied into arguments (`<city>`, `{city}`, `"string"`, …) as
+//!   violations, so they are retried like any invalid argument.
+//! - [`Grounding::from_messages`], [`drop_ungrounded`] — calls after the
+//!   first that only continue an earlier call's pattern with values found
+//!   nowhere in the conversation.
+//! - [`answered_calls`]`(&[Value])`, [`repeats_answered`] — calls the history
+//!   already holds a result for, and whether a new call repeats one.
 //! - [`validate_calls`]`(&[ToolCall], &ToolSet) -> Vec<Vec<Violation>>` — per
 //!   call `(pointer, message)` against the original schema (compiled once per
 //!   set); [`validate_calls_with`] takes any validator instead.
@@ -114,9 +123,14 @@ use serde_json::Value;
 pub mod args;
 pub mod choice;
 pub mod envelope;
+pub mod grounding;
 pub mod history;
+pub(crate) mod numbers;
 pub mod parse;
+pub mod placeholder;
 pub mod prompt;
+pub mod repeats;
+pub mod results;
 pub mod spec;
 pub mod stream;
 pub mod synthesize;
@@ -128,9 +142,13 @@ pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
+pub use grounding::{Grounding, drop_ungrounded, is_ungrounded_continuation};
 pub use history::rewrite_messages;
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
+pub use placeholder::placeholder_violations;
 pub use prompt::instruction;
+pub use repeats::repeats_answered;
+pub use results::answered_calls;
 pub use spec::{Tool, ToolSet};
 pub use stream::{Branch, StreamEvent, StreamExtractor};
 pub use synthesize::{

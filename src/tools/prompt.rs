@@ -1,5 +1,9 @@
 //! The instruction text that tells the model about the tools and the reply
-//! shape, with a one-shot example built from a tool's schema.
+//! shape, with the shape of one call built from a tool's schema.
+//!
+//! Nothing in it is a value the model could copy into a call or an answer:
+//! small models copy example values and placeholders (`"<city>"`, `"<your
+//! answer>"`) verbatim, so the shapes show `…` and type names instead.
 //!
 //! Kept short on purpose: injected text degrades small and fine-tuned
 //! models, and the grammar already enforces the shape. Parameter schemas are
@@ -43,8 +47,8 @@ const SHOWN_KEYWORDS: &[&str] = &[
 /// The instruction appended to the system prompt (see
 /// [`super::rewrite_messages`]): one line per tool (`name: description`
 /// and its parameters as compact JSON), the reply shape matching
-/// [`super::build_format`] for the same `choice` and `parallel`, and one
-/// example call.
+/// [`super::build_format`] for the same `choice` and `parallel`, and the
+/// shape of a call of the first tool, types in place of values.
 pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool) -> String {
     let shown: Vec<&Tool> = set
         .tools()
@@ -73,7 +77,7 @@ pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool) -> String
         out.push_str(&compact_schema(&t.parameters, 0).to_string());
         out.push('\n');
     }
-    let call_shape = r#"{"name":"<tool name>","arguments":{…}}"#;
+    let call_shape = r#"{"name":…,"arguments":{…}}"#;
     let calls = if parallel {
         format!("{{\"{KEY_CALLS}\":[{call_shape}]}} (1 to {MAX_PARALLEL_CALLS} calls)")
     } else {
@@ -87,21 +91,29 @@ pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool) -> String
     out.push_str("Reply with one JSON object only: ");
     if choice.allows_answer() {
         out.push_str(&format!(
-            "{calls} to call a tool, or {{\"{KEY_RESPONSE}\":\"<your answer>\"}} to answer."
+            "{calls} to call a tool, or {{\"{KEY_RESPONSE}\":…}} to answer."
         ));
     } else {
         out.push_str(&calls);
         out.push('.');
     }
-    out.push_str("\nTool results come back as \"Tool result for <tool name>: …\".");
-    let example = json!({"name": example_tool.name, "arguments": example_arguments(&example_tool.parameters)});
-    let example = if parallel {
-        json!({ KEY_CALLS: [example] })
+    out.push_str("\nArgument values come from the conversation. Tool results come back as \"Tool result for ");
+    out.push_str(&example_tool.name);
+    out.push_str(": …\".");
+    // The shape of a call, with each argument's type where a value would
+    // be: a value shown here is copied by small models whatever was asked.
+    let call = format!(
+        "{{\"name\":{},\"arguments\":{}}}",
+        Value::String(example_tool.name.clone()),
+        shape_arguments(&example_tool.parameters)
+    );
+    let shape = if parallel {
+        format!("{{\"{KEY_CALLS}\":[{call}]}}")
     } else {
-        json!({ KEY_CALL: example })
+        format!("{{\"{KEY_CALL}\":{call}}}")
     };
-    out.push_str("\nExample: ");
-    out.push_str(&example.to_string());
+    out.push_str("\nCall shape: ");
+    out.push_str(&shape);
     out
 }
 
@@ -153,60 +165,92 @@ fn compact_schema(schema: &Value, depth: usize) -> Value {
     Value::Object(out)
 }
 
-/// Example arguments for `schema`: its required properties (or the first
-/// property when none is required), each with a value of the right type.
-fn example_arguments(schema: &Value) -> Value {
-    let props = schema.get("properties").and_then(Value::as_object);
-    let Some(props) = props else {
-        return json!({});
+/// Most properties shown in a call shape.
+const MAX_SHAPE_PROPERTIES: usize = 12;
+
+/// The arguments of `schema` as a shape: its required properties (or the
+/// first property when none is required), each with its type where a value
+/// would be (`{"city":string,"days":integer}`). Not JSON on purpose: there
+/// is no value in it to copy.
+fn shape_arguments(schema: &Value) -> String {
+    shape_object(schema, 0)
+}
+
+fn shape_object(schema: &Value, depth: usize) -> String {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return "{…}".to_string();
     };
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let mut out = Map::new();
+    let mut parts: Vec<String> = Vec::new();
     for (name, sub) in props {
         let wanted = if required.is_empty() {
-            out.is_empty()
+            parts.is_empty()
         } else {
             required.contains(&name.as_str())
         };
-        if wanted {
-            out.insert(name.clone(), example_value(name, sub, 0));
+        if !wanted {
+            continue;
         }
+        if parts.len() == MAX_SHAPE_PROPERTIES {
+            parts.push("…".to_string());
+            break;
+        }
+        parts.push(format!(
+            "{}:{}",
+            Value::String(name.clone()),
+            shape_value(sub, depth)
+        ));
     }
-    Value::Object(out)
+    format!("{{{}}}", parts.join(","))
 }
 
-/// A plausible value for a property called `name` with schema `schema`.
-fn example_value(name: &str, schema: &Value, depth: usize) -> Value {
-    for key in ["examples", "default", "const", "enum"] {
-        match (key, schema.get(key)) {
-            ("examples" | "enum", Some(Value::Array(a))) if !a.is_empty() => return a[0].clone(),
-            ("default" | "const", Some(v)) => return v.clone(),
-            _ => {}
-        }
+/// Where a value of `schema` would go: `const` and short enums as their
+/// values (`"celsius"|"fahrenheit"`), else the type (`string`, `integer`,
+/// `number`, `true|false`, `[string]`, `{…}`).
+fn shape_value(schema: &Value, depth: usize) -> String {
+    if let Some(c) = schema.get("const") {
+        return c.to_string();
     }
-    let ty = match schema.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("string"),
-        _ => "string",
-    };
-    match ty {
-        "integer" | "int" | "number" | "float" => json!(1),
-        "boolean" | "bool" => json!(true),
-        "array" | "list" if depth < 3 => {
-            let item = schema.get("items").unwrap_or(&Value::Null);
-            json!([example_value(name, item, depth + 1)])
+    if let Some(Value::Array(options)) = schema.get("enum")
+        && !options.is_empty()
+    {
+        let mut shown: Vec<String> = options.iter().take(4).map(Value::to_string).collect();
+        if options.len() > 4 {
+            shown.push("…".into());
         }
-        "object" | "dict" if depth < 3 => example_arguments(schema),
-        "null" => Value::Null,
-        _ => Value::String(format!("<{name}>")),
+        return shown.join("|");
+    }
+    let declared = match schema.get("type") {
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        _ => None,
+    };
+    let ty = declared.or_else(|| match schema.get("default") {
+        Some(Value::String(_)) => Some("string"),
+        Some(Value::Number(_)) => Some("number"),
+        Some(Value::Bool(_)) => Some("boolean"),
+        _ if schema.get("properties").is_some() => Some("object"),
+        _ if schema.get("items").is_some() => Some("array"),
+        _ => None,
+    });
+    match ty {
+        Some("string" | "str") => "string".into(),
+        Some("integer" | "int") => "integer".into(),
+        Some("number" | "float") => "number".into(),
+        Some("boolean" | "bool") => "true|false".into(),
+        Some("null") => "null".into(),
+        Some("array" | "list") if depth < 3 => {
+            let item = schema.get("items").unwrap_or(&Value::Null);
+            format!("[{}]", shape_value(item, depth + 1))
+        }
+        Some("object" | "dict") if depth < 3 => shape_object(schema, depth + 1),
+        Some("array" | "list") => "[…]".into(),
+        Some("object" | "dict") => "{…}".into(),
+        _ => "…".into(),
     }
 }
 
@@ -216,18 +260,24 @@ mod tests {
     use crate::tools::testutil::tools;
 
     #[test]
-    fn instruction_lists_tools_shape_and_example() {
+    fn instruction_lists_tools_and_shapes_without_values() {
         let set = tools(3);
         let text = instruction(&set, &ToolChoice::Auto, false);
         assert!(text.starts_with("You can call these tools:\n- get_weather: Get the current weather for a city. Parameters: {\"type\":\"object\",\"properties\":{\"city\""), "{text}");
         assert!(text.contains("- tool_2: Tool number 2. Parameters:"));
-        assert!(text.contains(r#"{"tool_call":{"name":"<tool name>","arguments":{…}}} to call a tool, or {"response":"<your answer>"} to answer."#), "{text}");
+        assert!(text.contains(r#"{"tool_call":{"name":…,"arguments":{…}}} to call a tool, or {"response":…} to answer."#), "{text}");
+        assert!(
+            text.contains(r#"Tool results come back as "Tool result for get_weather: …"."#),
+            "{text}"
+        );
         assert!(
             text.ends_with(
-                r#"Example: {"tool_call":{"name":"get_weather","arguments":{"city":"<city>"}}}"#
+                r#"Call shape: {"tool_call":{"name":"get_weather","arguments":{"city":string}}}"#
             ),
             "{text}"
         );
+        // Nothing a model could copy as a value.
+        assert!(!text.contains('<'), "{text}");
         assert!(text.len() < 1200, "{}", text.len());
     }
 
@@ -239,12 +289,12 @@ mod tests {
         assert!(text.contains(r#"{"tool_calls":[{"name""#));
         assert!(!text.contains("\"response\""));
         assert!(text.ends_with(
-            r#"Example: {"tool_calls":[{"name":"get_weather","arguments":{"city":"<city>"}}]}"#
+            r#"Call shape: {"tool_calls":[{"name":"get_weather","arguments":{"city":string}}]}"#
         ));
         let text = instruction(&set, &ToolChoice::Named("tool_1".into()), false);
         assert!(text.contains("You must call tool_1."));
         assert!(!text.contains("get_weather"));
-        assert!(text.ends_with(r#"{"tool_call":{"name":"tool_1","arguments":{"n":1}}}"#));
+        assert!(text.ends_with(r#"{"tool_call":{"name":"tool_1","arguments":{"n":integer}}}"#));
     }
 
     #[test]
@@ -258,19 +308,25 @@ mod tests {
         assert!(text.len() < 1000, "{}", text.len());
         assert!(text.contains(r#""enum":["v0","v1","v2","v3","v4","v5","v6","v7","v8","v9","…"]"#));
         assert!(!text.contains("title"));
-        assert!(text.ends_with(r#"{"tool_call":{"name":"pick","arguments":{"v":"v0"}}}"#));
+        assert!(
+            text.ends_with(
+                r#"{"tool_call":{"name":"pick","arguments":{"v":"v0"|"v1"|"v2"|"v3"|…}}}"#
+            )
+        );
     }
 
     #[test]
-    fn example_values_follow_types() {
+    fn shapes_follow_types() {
         let schema = json!({"type":"object","properties":{
             "a":{"type":"integer"},"b":{"type":["null","boolean"]},"c":{"type":"array","items":{"type":"number"}},
-            "d":{"type":"object","properties":{"e":{"type":"string"}}},"f":{"default":"x"}}});
-        assert_eq!(example_arguments(&schema), json!({"a":1}));
-        let all = json!({"type":"object","properties":schema["properties"].clone(),"required":["a","b","c","d","f"]});
+            "d":{"type":"object","properties":{"e":{"type":"string"}}},"f":{"default":"x"},
+            "g":{"const":3},"h":{}}});
+        assert_eq!(shape_arguments(&schema), r#"{"a":integer}"#);
+        let all = json!({"type":"object","properties":schema["properties"].clone(),"required":["a","b","c","d","f","g","h"]});
         assert_eq!(
-            example_arguments(&all),
-            json!({"a":1,"b":true,"c":[1],"d":{"e":"<e>"},"f":"x"})
+            shape_arguments(&all),
+            r#"{"a":integer,"b":true|false,"c":[number],"d":{"e":string},"f":string,"g":3,"h":…}"#
         );
+        assert_eq!(shape_arguments(&json!({"type":"object"})), "{…}");
     }
 }

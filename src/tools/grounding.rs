@@ -1,0 +1,342 @@
+//! Whether a call's argument values come from the conversation, and the
+//! calls that only continue a pattern with invented values.
+//!
+//! Small models given room for several calls tend to continue the first
+//! call's pattern: asked for the factorial of 5 they call `factorial(5)`,
+//! `factorial(10)`, `factorial(15)`, `factorial(20)`. A later call is an
+//! *ungrounded continuation* when earlier calls of the answer have the
+//! same tool and the same argument keys, and none of the values new to it
+//! (different from the value at the same place in every such earlier call)
+//! is grounded in the conversation.
+//!
+//! A value is *grounded* when:
+//! - it is `null` or a boolean, or the schema names it (`enum`, `const`,
+//!   `default`, `examples`);
+//! - a number appears as a number in the conversation (`1,000` and `1000`,
+//!   `5` and `5.0` and `five` are the same; the sign is ignored);
+//! - a string appears in the conversation ignoring case and runs of
+//!   whitespace, or each of its words does (numeric words as numbers).
+//!
+//! The conversation is every message's text (the client's system prompt,
+//! user turns, tool results, assistant text and earlier call arguments),
+//! never augur's own instruction. Past [`MAX_TEXT`] bytes grounding gives
+//! up and every value counts as grounded.
+
+use serde_json::Value;
+
+use super::{ToolCall, ToolSet};
+
+/// Most conversation text searched, in bytes.
+pub const MAX_TEXT: usize = 1 << 20;
+/// Deepest nesting of arguments compared.
+const MAX_DEPTH: usize = 16;
+/// Most changed values looked at per call.
+const MAX_LEAVES: usize = 256;
+
+/// The conversation as searchable text and numbers.
+#[derive(Debug, Clone, Default)]
+pub struct Grounding {
+    /// Lower-cased, whitespace collapsed to single spaces.
+    text: String,
+    numbers: Vec<f64>,
+    /// False when the conversation was too large to search: nothing is
+    /// then taken as ungrounded.
+    complete: bool,
+}
+
+impl Grounding {
+    /// The text of Ollama-shaped chat `messages`.
+    pub fn from_messages(messages: &[Value]) -> Grounding {
+        let mut raw = String::new();
+        let mut complete = true;
+        for msg in messages {
+            let mut pieces = vec![super::history::content_text(msg.get("content"))];
+            if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
+                for call in calls {
+                    let func = call.get("function").unwrap_or(call);
+                    if let Some(args) = func.get("arguments").or_else(|| func.get("parameters")) {
+                        pieces.push(match args {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        });
+                    }
+                }
+            }
+            for piece in pieces {
+                if raw.len() + piece.len() + 1 > MAX_TEXT {
+                    complete = false;
+                    break;
+                }
+                raw.push_str(&piece);
+                raw.push('\n');
+            }
+            if !complete {
+                break;
+            }
+        }
+        let mut g = Grounding::from_text(&raw);
+        g.complete &= complete;
+        g
+    }
+
+    /// Grounding in `text` (cut at [`MAX_TEXT`] bytes).
+    pub fn from_text(text: &str) -> Grounding {
+        let complete = text.len() <= MAX_TEXT;
+        let mut end = text.len().min(MAX_TEXT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let text = normalize(&text[..end]);
+        let numbers = super::numbers::numbers_in(&text);
+        Grounding {
+            text,
+            numbers,
+            complete,
+        }
+    }
+
+    /// Whether the conversation contains `s`, ignoring case and runs of
+    /// whitespace.
+    pub fn mentions(&self, s: &str) -> bool {
+        let s = normalize(s);
+        !s.is_empty() && self.text.contains(&s)
+    }
+
+    /// Whether the number `n` appears in the conversation.
+    fn has_number(&self, n: f64) -> bool {
+        let n = n.abs();
+        let tolerance = 1e-9 * n.max(1.0);
+        let at = self.numbers.partition_point(|m| *m < n - tolerance);
+        self.numbers
+            .get(at)
+            .is_some_and(|m| (m - n).abs() <= tolerance)
+    }
+
+    /// Whether one argument value (a scalar) is grounded; `schema` is the
+    /// schema it was produced under, if known.
+    pub fn grounds(&self, value: &Value, schema: Option<&Value>) -> bool {
+        if !self.complete || schema.is_some_and(|s| schema_names(s, value, 0)) {
+            return true;
+        }
+        match value {
+            Value::Null | Value::Bool(_) => true,
+            Value::Number(n) => n.as_f64().is_none_or(|f| self.has_number(f)),
+            Value::String(s) => self.grounds_text(s),
+            // Containers are judged by their scalars.
+            Value::Array(_) | Value::Object(_) => true,
+        }
+    }
+
+    fn grounds_text(&self, s: &str) -> bool {
+        let s = normalize(s);
+        if s.is_empty() || self.text.contains(&s) {
+            return true;
+        }
+        if let Ok(f) = s.replace(',', "").parse::<f64>() {
+            return self.has_number(f);
+        }
+        let mut words = s
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .peekable();
+        words.peek().is_some()
+            && words.all(|w| match w.parse::<f64>() {
+                Ok(f) => self.has_number(f),
+                Err(_) => self.text.contains(w),
+            })
+    }
+}
+
+/// Whether the schema itself names `value` (`enum`, `const`, `default`,
+/// `examples`, also in the branches of `anyOf`/`oneOf`/`allOf`).
+fn schema_names(schema: &Value, value: &Value, depth: usize) -> bool {
+    let Value::Object(s) = schema else {
+        return false;
+    };
+    let listed = |key: &str| {
+        s.get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| same_scalar(v, value)))
+    };
+    let equal = |key: &str| s.get(key).is_some_and(|v| same_scalar(v, value));
+    if listed("enum") || listed("examples") || equal("const") || equal("default") {
+        return true;
+    }
+    depth < 4
+        && ["anyOf", "oneOf", "allOf"].iter().any(|k| {
+            s.get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|b| schema_names(b, value, depth + 1)))
+        })
+}
+
+/// Lower-case with runs of whitespace as one space, trimmed.
+fn normalize(s: &str) -> String {
+    s.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Scalars equal as JSON values, numbers by value, strings ignoring case
+/// and surrounding whitespace.
+fn same_scalar(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::String(x), Value::String(y)) => x.trim().eq_ignore_ascii_case(y.trim()),
+        _ => a == b,
+    }
+}
+
+/// Whether `call` only continues the pattern of `earlier` calls of the
+/// same answer with values found nowhere in the conversation (see the
+/// module docs): the values that differ from every earlier call of the
+/// same tool with the same argument keys are all ungrounded. The first
+/// call of an answer (`earlier` empty) never is.
+pub fn is_ungrounded_continuation(
+    call: &ToolCall,
+    earlier: &[ToolCall],
+    set: &ToolSet,
+    grounding: &Grounding,
+) -> bool {
+    let keys = |c: &ToolCall| -> Option<Vec<String>> {
+        let mut k: Vec<String> = c.arguments.as_object()?.keys().cloned().collect();
+        k.sort();
+        Some(k)
+    };
+    let Some(own) = keys(call) else { return false };
+    let schema = set.get(&call.name).map(|t| &t.parameters);
+    // The values new to this call: changed against each earlier call of
+    // the same pattern.
+    let mut new: Option<Vec<Leaf<'_>>> = None;
+    for previous in earlier
+        .iter()
+        .filter(|e| e.name == call.name && keys(e).as_ref() == Some(&own))
+    {
+        let mut changed = Vec::new();
+        changed_leaves(
+            &call.arguments,
+            &previous.arguments,
+            schema,
+            "",
+            0,
+            &mut changed,
+        );
+        new = Some(match new {
+            None => changed,
+            Some(so_far) => so_far
+                .into_iter()
+                .filter(|(at, ..)| changed.iter().any(|(c, ..)| c == at))
+                .collect(),
+        });
+    }
+    new.is_some_and(|new| !new.is_empty() && new.iter().all(|(_, v, s)| !grounding.grounds(v, *s)))
+}
+
+/// `calls` without the ungrounded continuations (see
+/// [`is_ungrounded_continuation`]); the first call is always kept. Returns
+/// the kept calls and the dropped ones.
+pub fn drop_ungrounded(
+    calls: Vec<ToolCall>,
+    set: &ToolSet,
+    grounding: &Grounding,
+) -> (Vec<ToolCall>, Vec<ToolCall>) {
+    let mut kept = Vec::with_capacity(calls.len());
+    let mut dropped = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        if is_ungrounded_continuation(call, &calls[..i], set, grounding) {
+            dropped.push(call.clone());
+        } else {
+            kept.push(call.clone());
+        }
+    }
+    (kept, dropped)
+}
+
+/// A scalar argument value: where it is (a JSON pointer), the value, and
+/// its schema if known.
+type Leaf<'a> = (String, &'a Value, Option<&'a Value>);
+
+/// The scalars of `a` that differ from `b` at the same place, each with
+/// its schema.
+fn changed_leaves<'a>(
+    a: &'a Value,
+    b: &Value,
+    schema: Option<&'a Value>,
+    at: &str,
+    depth: usize,
+    out: &mut Vec<Leaf<'a>>,
+) {
+    if depth > MAX_DEPTH || out.len() >= MAX_LEAVES {
+        return;
+    }
+    match (a, b) {
+        (Value::Object(am), Value::Object(bm)) => {
+            for (k, av) in am {
+                let sub = property_schema(schema, k);
+                let at = format!("{at}/{k}");
+                match bm.get(k) {
+                    Some(bv) => changed_leaves(av, bv, sub, &at, depth + 1, out),
+                    None => leaves(av, sub, &at, depth + 1, out),
+                }
+            }
+        }
+        (Value::Array(aa), Value::Array(ba)) => {
+            let sub = schema.and_then(|s| s.get("items"));
+            for (i, av) in aa.iter().enumerate() {
+                let at = format!("{at}/{i}");
+                match ba.get(i) {
+                    Some(bv) => changed_leaves(av, bv, sub, &at, depth + 1, out),
+                    None => leaves(av, sub, &at, depth + 1, out),
+                }
+            }
+        }
+        _ if same_scalar(a, b) => {}
+        _ => leaves(a, schema, at, depth, out),
+    }
+}
+
+/// Every scalar of `v`, each with its place and schema.
+fn leaves<'a>(
+    v: &'a Value,
+    schema: Option<&'a Value>,
+    at: &str,
+    depth: usize,
+    out: &mut Vec<Leaf<'a>>,
+) {
+    if depth > MAX_DEPTH || out.len() >= MAX_LEAVES {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                leaves(
+                    x,
+                    property_schema(schema, k),
+                    &format!("{at}/{k}"),
+                    depth + 1,
+                    out,
+                );
+            }
+        }
+        Value::Array(a) => {
+            let sub = schema.and_then(|s| s.get("items"));
+            for (i, x) in a.iter().enumerate() {
+                leaves(x, sub, &format!("{at}/{i}"), depth + 1, out);
+            }
+        }
+        _ => out.push((at.to_string(), v, schema)),
+    }
+}
+
+/// The schema of property `key` under `schema`, if it says.
+fn property_schema<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    let s = schema?;
+    s.get("properties")
+        .and_then(|p| p.get(key))
+        .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()))
+}
+
+#[cfg(test)]
+#[path = "grounding_tests.rs"]
+mod tests;

@@ -1,0 +1,212 @@
+//! Tests of the grounding rule ([`super::Grounding`]) and of dropping
+//! ungrounded continuations ([`super::drop_ungrounded`]).
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::tools::ToolSet;
+
+fn set() -> ToolSet {
+    ToolSet::from_request(&[
+        json!({"type":"function","function":{"name":"factorial",
+            "parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}}),
+        json!({"type":"function","function":{"name":"get_weather",
+            "parameters":{"type":"object","properties":{
+                "city":{"type":"string"},
+                "unit":{"type":"string","enum":["celsius","fahrenheit"]},
+                "days":{"type":"integer","default":1},
+                "hourly":{"type":"boolean"}},"required":["city"]}}}),
+        json!({"type":"function","function":{"name":"get_time",
+            "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}),
+    ])
+    .unwrap()
+}
+
+fn call(name: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        name: name.into(),
+        arguments,
+    }
+}
+
+fn user(text: &str) -> Grounding {
+    Grounding::from_messages(&[json!({"role":"user","content":text})])
+}
+
+#[test]
+fn numbers_are_grounded_by_value() {
+    let g = user(
+        "What is the factorial of 5? Also 1,000 and 2.50, twenty-five, a dozen, three hundred.",
+    );
+    for n in [
+        json!(5),
+        json!(5.0),
+        json!(1000),
+        json!(1),
+        json!(2.5),
+        json!(25),
+        json!(12),
+        json!(300),
+        json!(-5),
+    ] {
+        assert!(g.grounds(&n, None), "{n}");
+    }
+    for n in [json!(10), json!(15), json!(50), json!(0)] {
+        assert!(!g.grounds(&n, None), "{n}");
+    }
+    // A number as a string is a number.
+    assert!(g.grounds(&json!("5"), None));
+    assert!(!g.grounds(&json!("10"), None));
+}
+
+#[test]
+fn strings_are_grounded_ignoring_case_and_spacing() {
+    let g = user("Weather in  san   FRANCISCO and new york, please");
+    for s in [
+        "San Francisco",
+        "san francisco",
+        "New York",
+        "york",
+        "",
+        "  ",
+    ] {
+        assert!(g.grounds(&json!(s), None), "{s}");
+    }
+    // Each word found is enough ("New York, please" → "please york").
+    assert!(g.grounds(&json!("York New"), None));
+    for s in ["Paris", "New Delhi", "London"] {
+        assert!(!g.grounds(&json!(s), None), "{s}");
+    }
+    assert!(g.mentions("NEW YORK"));
+    assert!(!g.mentions("Paris"));
+}
+
+#[test]
+fn booleans_nulls_and_schema_values_are_always_grounded() {
+    let g = user("nothing relevant");
+    assert!(g.grounds(&json!(true), None));
+    assert!(g.grounds(&Value::Null, None));
+    let s = json!({"type":"string","enum":["celsius","fahrenheit"]});
+    assert!(g.grounds(&json!("Fahrenheit"), Some(&s)));
+    assert!(g.grounds(&json!(1), Some(&json!({"type":"integer","default":1}))));
+    assert!(g.grounds(
+        &json!("x"),
+        Some(&json!({"anyOf":[{"const":"x"},{"type":"null"}]}))
+    ));
+    assert!(g.grounds(&json!("Oslo"), Some(&json!({"examples":["Oslo"]}))));
+    assert!(!g.grounds(&json!("Oslo"), Some(&json!({"type":"string"}))));
+}
+
+#[test]
+fn every_message_grounds_but_not_augurs_instruction() {
+    let messages = [
+        json!({"role":"system","content":"Default city: Lyon."}),
+        json!({"role":"user","content":[{"type":"text","text":"Weather?"}]}),
+        json!({"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":"{\"city\":\"Lyon\",\"days\":3}"}}]}),
+        json!({"role":"tool","content":"{\"temp\": 17}"}),
+    ];
+    let g = Grounding::from_messages(&messages);
+    for v in [json!("lyon"), json!(3), json!(17)] {
+        assert!(g.grounds(&v, None), "{v}");
+    }
+    assert!(!g.grounds(&json!("Paris"), None));
+}
+
+#[test]
+fn pattern_continuations_with_invented_values_are_dropped() {
+    let g = user("What is the factorial of 5?");
+    let calls: Vec<ToolCall> = [5, 10, 15, 20]
+        .iter()
+        .map(|n| call("factorial", json!({"n": n})))
+        .collect();
+    let (kept, dropped) = drop_ungrounded(calls, &set(), &g);
+    assert_eq!(kept, vec![call("factorial", json!({"n": 5}))]);
+    assert_eq!(dropped.len(), 3);
+}
+
+#[test]
+fn grounded_calls_are_kept() {
+    let g = user("Weather in Paris and in Tokyo, and the factorial of 5 and 7");
+    let calls = vec![
+        call("get_weather", json!({"city": "Paris"})),
+        call("get_weather", json!({"city": "Tokyo"})),
+        call("factorial", json!({"n": 5})),
+        call("factorial", json!({"n": 7})),
+    ];
+    let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
+    assert_eq!(kept, calls);
+    assert!(dropped.is_empty());
+}
+
+#[test]
+fn only_continuations_are_judged_and_the_first_call_never() {
+    let g = user("Tell me a joke");
+    // The first call is kept whatever its values.
+    let (kept, _) = drop_ungrounded(vec![call("factorial", json!({"n": 99}))], &set(), &g);
+    assert_eq!(kept.len(), 1);
+    // Another tool, or other argument keys: not a continuation.
+    let calls = vec![
+        call("get_weather", json!({"city": "Paris"})),
+        call("get_time", json!({"city": "Rome"})),
+        call("get_weather", json!({"city": "Oslo", "days": 4})),
+    ];
+    let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
+    assert_eq!(kept, calls);
+    assert!(dropped.is_empty());
+    // A change the schema names (an enum, a boolean) is grounded.
+    let calls = vec![
+        call("get_weather", json!({"city": "Paris", "unit": "celsius"})),
+        call(
+            "get_weather",
+            json!({"city": "Paris", "unit": "fahrenheit"}),
+        ),
+        call(
+            "get_weather",
+            json!({"city": "Paris", "unit": "celsius", "hourly": true}),
+        ),
+    ];
+    let (kept, _) = drop_ungrounded(calls.clone(), &set(), &g);
+    assert_eq!(kept, calls, "an enum changed; then other keys");
+    // One grounded changed value keeps the call.
+    let g = user("Weather in Paris for 3 days, and London for a week");
+    let calls = vec![
+        call("get_weather", json!({"city": "Paris", "days": 3})),
+        call("get_weather", json!({"city": "London", "days": 7})),
+        call("get_weather", json!({"city": "Berlin", "days": 3})),
+    ];
+    let (kept, dropped) = drop_ungrounded(calls, &set(), &g);
+    assert_eq!(kept.len(), 2);
+    assert_eq!(
+        dropped,
+        vec![call("get_weather", json!({"city": "Berlin", "days": 3}))]
+    );
+}
+
+#[test]
+fn nested_changes_are_compared_leaf_by_leaf() {
+    let set = ToolSet::from_request(&[json!({"type":"function","function":{"name":"search",
+        "parameters":{"type":"object","properties":{"q":{"type":"object","properties":{
+            "terms":{"type":"array","items":{"type":"string"}}}}}}}})])
+    .unwrap();
+    let g = user("search for rust and go");
+    let calls = vec![
+        call("search", json!({"q": {"terms": ["rust"]}})),
+        call("search", json!({"q": {"terms": ["rust", "go"]}})),
+        call("search", json!({"q": {"terms": ["rust", "zig"]}})),
+    ];
+    let (kept, dropped) = drop_ungrounded(calls, &set, &g);
+    assert_eq!(kept.len(), 2);
+    assert_eq!(dropped[0].arguments["q"]["terms"][1], "zig");
+}
+
+#[test]
+fn a_conversation_too_large_grounds_everything() {
+    let big = "x".repeat(MAX_TEXT + 1);
+    let g = user(&big);
+    assert!(g.grounds(&json!(12345), None));
+    let calls = vec![
+        call("factorial", json!({"n": 1})),
+        call("factorial", json!({"n": 2})),
+    ];
+    assert_eq!(drop_ungrounded(calls, &set(), &g).0.len(), 2);
+}

@@ -1,0 +1,102 @@
+//! Tests of placeholder detection ([`super::placeholder_violations`]).
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::tools::ToolSet;
+
+fn set() -> ToolSet {
+    ToolSet::from_request(&[json!({"type":"function","function":{"name":"get_weather",
+        "parameters":{"type":"object","properties":{
+            "city":{"type":"string"},
+            "cityName":{"type":"string"},
+            "unit":{"type":"string","enum":["<unit>","celsius"]},
+            "type":{"type":"string"},
+            "note":{"type":"string","default":"{note}"},
+            "tags":{"type":"array","items":{"type":"string"}},
+            "days":{"type":"integer"}}}}})])
+    .unwrap()
+}
+
+fn found(arguments: Value) -> Vec<String> {
+    let call = ToolCall {
+        name: "get_weather".into(),
+        arguments,
+    };
+    placeholder_violations(&call, &set(), &|s| s == "<city> literally")
+        .into_iter()
+        .map(|(pointer, _)| pointer)
+        .collect()
+}
+
+#[test]
+fn template_tokens_of_the_property_are_placeholders() {
+    for v in [
+        "<city>",
+        "<city",
+        " <City> ",
+        "{city}",
+        "{{city}}",
+        "${city}",
+        "$city",
+        "[city]",
+        "<<city>>",
+        "<city name>",
+        "<string>",
+        "{value}",
+        "<your city>",
+        "…",
+        "...",
+        "string",
+        "String",
+    ] {
+        assert_eq!(found(json!({"city": v})), ["/city"], "{v:?}");
+    }
+    // camelCase and snake_case keys match their words.
+    assert_eq!(found(json!({"cityName": "<city_name>"})), ["/cityName"]);
+    assert_eq!(found(json!({"cityName": "<city>"})), ["/cityName"]);
+    assert_eq!(found(json!({"tags": ["rain", "<tag>"]})), ["/tags/1"]);
+}
+
+#[test]
+fn real_values_are_not_placeholders() {
+    for v in [
+        "Paris",
+        "<div>",
+        "<3",
+        "$100",
+        "[citation needed]",
+        "{\"a\":1}",
+        "a <city> b",
+        "strings",
+        "New York",
+        "",
+        "<b>bold</b>",
+        "$USD",
+    ] {
+        assert!(found(json!({"city": v})).is_empty(), "{v:?}");
+    }
+    // A property about types may hold a type name.
+    assert!(found(json!({"type": "string"})).is_empty());
+    // Values the schema names, or the conversation holds, are meant.
+    assert!(found(json!({"unit": "<unit>", "note": "{note}"})).is_empty());
+    assert!(found(json!({"city": "<city> literally"})).is_empty());
+    // Only strings are looked at.
+    assert!(found(json!({"days": 3})).is_empty());
+}
+
+#[test]
+fn messages_say_what_to_do() {
+    let call = ToolCall {
+        name: "get_weather".into(),
+        arguments: json!({"city": "<city>"}),
+    };
+    let v = placeholder_violations(&call, &set(), &|_| false);
+    assert_eq!(v.len(), 1);
+    assert!(v[0].1.contains("\"<city>\" is a placeholder"), "{}", v[0].1);
+    assert!(is_placeholder("<value>", "anything", None));
+    assert!(
+        !is_placeholder("string", "city", None),
+        "no schema, no type"
+    );
+}

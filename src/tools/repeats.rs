@@ -1,0 +1,108 @@
+//! Calls that repeat one already answered in the conversation.
+//!
+//! A small model that sees a tool result often calls the same tool with the
+//! same arguments again instead of answering. Two calls are the same when
+//! they name the same tool and their arguments are equal as normalized
+//! JSON: key order ignored, numbers by value (`5` = `5.0`), strings ignoring
+//! case and surrounding whitespace, `null` members ignored, and a string
+//! holding a number equal to that number (`"5"` = `5`).
+
+use serde_json::{Map, Value};
+
+use super::ToolCall;
+
+/// Deepest nesting compared; deeper values are compared as they are.
+const MAX_DEPTH: usize = 32;
+
+/// Whether `call` repeats one of `answered` (see the module docs).
+pub fn repeats_answered(call: &ToolCall, answered: &[ToolCall]) -> bool {
+    answered
+        .iter()
+        .any(|a| a.name == call.name && same_value(&a.arguments, &call.arguments, 0))
+}
+
+/// Arguments equal as normalized JSON.
+fn same_value(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return a == b;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let x = present(x);
+            let y = present(y);
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.iter()
+                        .find(|(k2, _)| k2 == k)
+                        .is_some_and(|(_, w)| same_value(v, w, depth + 1))
+                })
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_value(v, w, depth + 1))
+        }
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::String(s), Value::Number(n)) | (Value::Number(n), Value::String(s)) => {
+            s.trim().parse::<f64>().ok() == n.as_f64()
+        }
+        (Value::String(x), Value::String(y)) => x.trim().to_lowercase() == y.trim().to_lowercase(),
+        _ => a == b,
+    }
+}
+
+/// The members of `m` that are not `null`.
+fn present(m: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    m.iter().filter(|(_, v)| !v.is_null()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    #[test]
+    fn normalized_arguments_are_the_same_call() {
+        let answered = [
+            call("get_weather", json!({"city": "Paris", "days": 2})),
+            call("factorial", json!({"n": 5})),
+        ];
+        for same in [
+            call("get_weather", json!({"days": 2.0, "city": " paris "})),
+            call(
+                "get_weather",
+                json!({"city": "PARIS", "days": "2", "unit": null}),
+            ),
+            call("factorial", json!({"n": 5})),
+        ] {
+            assert!(repeats_answered(&same, &answered), "{same:?}");
+        }
+        for other in [
+            call("get_weather", json!({"city": "Paris"})),
+            call("get_weather", json!({"city": "Paris", "days": 3})),
+            call(
+                "get_weather",
+                json!({"city": "Paris", "days": 2, "unit": "c"}),
+            ),
+            call("factorial", json!({"n": [5]})),
+            call("get_time", json!({"n": 5})),
+        ] {
+            assert!(!repeats_answered(&other, &answered), "{other:?}");
+        }
+        assert!(!repeats_answered(&answered[0], &[]));
+    }
+
+    #[test]
+    fn nested_values_compare_deeply() {
+        let a = call("f", json!({"q": {"tags": ["A", "b"], "n": 1}}));
+        let b = call("f", json!({"q": {"n": 1.0, "tags": ["a", "B"]}}));
+        let c = call("f", json!({"q": {"n": 1, "tags": ["b", "a"]}}));
+        assert!(repeats_answered(&b, std::slice::from_ref(&a)));
+        assert!(!repeats_answered(&c, &[a]));
+    }
+}

@@ -1,0 +1,106 @@
+//! Over-calling end to end against the fake: with room for several calls a
+//! small model continues the first call's pattern with invented values;
+//! such calls are dropped (`X-Augur-Repaired: dropped_ungrounded`), calls
+//! whose values the conversation holds are kept, and
+//! `tools.drop_ungrounded: false` keeps everything.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{
+    header,
+    live::bounded,
+    ndjson,
+    tool_turns::{chat, factorial_tool, scripted, weather_tool},
+};
+use serde_json::{Value, json};
+
+/// `factorial(5)`, then the pattern continued: 10, 15, 20.
+fn over_calling() -> String {
+    let calls: Vec<Value> = [5, 10, 15, 20]
+        .iter()
+        .map(|n| json!({"name": "factorial", "arguments": {"n": n}}))
+        .collect();
+    json!({ "tool_calls": calls }).to_string()
+}
+
+fn question(text: &str) -> Vec<Value> {
+    vec![json!({"role": "user", "content": text})]
+}
+
+fn call_args(v: &Value) -> Vec<Value> {
+    v["message"]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["function"]["arguments"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn pattern_continuations_are_dropped_keeping_the_first_call() {
+    bounded(20, async {
+        let live = scripted(vec![over_calling(), over_calling()], "{}").await;
+        let q = question("What is the factorial of 5?");
+        let r = chat(&live, false, json!([factorial_tool()]), q.clone()).await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(header(&r, "x-augur-repaired"), Some("dropped_ungrounded"));
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(call_args(&v), [json!({"n": 5})]);
+
+        let r = chat(&live, true, json!([factorial_tool()]), q).await;
+        let chunks = ndjson(&r.text().await.unwrap());
+        let calls: Vec<&Value> = chunks
+            .iter()
+            .filter_map(|c| c["message"]["tool_calls"].as_array())
+            .flatten()
+            .collect();
+        assert_eq!(calls.len(), 1, "{chunks:?}");
+        assert_eq!(calls[0]["function"]["arguments"], json!({"n": 5}));
+        let done = chunks.last().unwrap();
+        assert_eq!(done["augur_repaired"], "dropped_ungrounded");
+        assert_eq!(live.fake.requests("/api/chat"), 2, "dropping costs no call");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn calls_grounded_in_the_conversation_are_kept() {
+    bounded(20, async {
+        let reply = json!({"tool_calls": [
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "get_weather", "arguments": {"city": "Tokyo"}},
+            {"name": "factorial", "arguments": {"n": 7}}]})
+        .to_string();
+        let live = scripted(vec![reply], "{}").await;
+        let q = question("Weather in Paris and in tokyo? Also, what is seven factorial?");
+        let tools = json!([weather_tool(), factorial_tool()]);
+        let r = chat(&live, false, tools, q).await;
+        assert_eq!(header(&r, "x-augur-repaired"), None);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(
+            call_args(&v),
+            [
+                json!({"city": "Paris"}),
+                json!({"city": "Tokyo"}),
+                json!({"n": 7})
+            ]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn with_drop_ungrounded_off_every_call_is_kept() {
+    bounded(20, async {
+        let policy = "models:\n  \"scripted\":\n    tools: {drop_ungrounded: false}\n";
+        let live = scripted(vec![over_calling()], policy).await;
+        let q = question("What is the factorial of 5?");
+        let r = chat(&live, false, json!([factorial_tool()]), q).await;
+        assert_eq!(header(&r, "x-augur-repaired"), None);
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(call_args(&v).len(), 4);
+    })
+    .await;
+}
