@@ -9,6 +9,8 @@ data (see `runner.py`):
      "malformed": str | None,            # the row could not read the model's reply
      "error": str | None,                # error text of a non-200 answer or exception
      "done_reason": str | None,
+     "done": bool | None,                # false: the upstream ended without its done
+                                         # chunk (Ollama's cut of a repeated token)
      "upstream_calls": float | None,     # model calls spent on the question
      "latency_s": float}
 
@@ -280,7 +282,8 @@ def score(case: dict, outcome: dict) -> dict:
     cites = None
     if mentions and answered and not calls:
         cites = any(m.casefold() in content.casefold() for m in mentions)
-    truncated = outcome.get("done_reason") == "length" or bool(_TRUNCATION.search(error)) \
+    truncated = outcome.get("done_reason") == "length" or outcome.get("done") is False \
+        or bool(_TRUNCATION.search(error)) \
         or bool(_TRUNCATION.search(outcome.get("malformed") or ""))
     return {
         "id": case["id"],

@@ -15,9 +15,11 @@ temperature 0 still depend on the server's earlier requests):
   augur  augur with its default policies (empty policies directory).
 
 Every request goes through the official `ollama` client with
-options {"temperature": 0, "seed": 42, "num_predict": 256}: without a
+options {"temperature": 0, "seed": 42, "num_predict": 512}: without a
 token bound, a 270M model that loops inside a JSON string runs until the
-context is full (minutes on two CPU cores); --num-predict changes it. The tool definitions are sent as
+context is full (minutes on two CPU cores). The model pretty-prints its JSON,
+so one call with one argument already takes about 170 tokens: 256 cut valid
+calls, 512 only cuts runaway loops. --num-predict changes it. The tool definitions are sent as
 written: `Client.chat()` rebuilds tools through its pydantic model, which
 drops `format`, nested `properties`, `minimum` and other keywords it does
 not model, so the body is posted with the client's own request method
@@ -61,7 +63,7 @@ ROWS = {
 REF_B_POLICY = {"validate": {"repair": False, "max_retries": 0},
                 "tools": {"loop_breaker": False, "drop_ungrounded": False}}
 OPTIONS = {"temperature": 0, "seed": 42}
-NUM_PREDICT = 256
+NUM_PREDICT = 512
 
 
 def log(msg: str) -> None:
@@ -397,7 +399,7 @@ def ask(client: ollama.Client, body: dict, direct: bool) -> dict:
     try:
         data, resp, headers = post_chat(client, body)
         out["status"], out["raw"] = 200, data
-        out["done_reason"] = resp.done_reason
+        out["done_reason"], out["done"] = resp.done_reason, data.get("done")
         out["attempts_header"] = headers.get("x-augur-attempts")
         content = resp.message.content or ""
         if direct:

@@ -180,6 +180,7 @@ def test_truncation_is_flagged():
     s = checker.score(case(LYON), {"status": 422, "error": "model output was cut off before the JSON was complete"})
     assert s["truncated"] and s["status_422"]
     assert not checker.score(case(LYON), ok([call("get_weather", city="Lyon")], done_reason="stop"))["truncated"]
+    assert checker.score(case({"answer": True}), ok(content="", malformed="not JSON", done=False))["truncated"]
 
 
 @pytest.mark.parametrize("value", ["<city>", "<city", " <tool name> ", "string", "Example", "{{city}}", "${city}",
