@@ -1,0 +1,576 @@
+"""Tool-call quality benchmark: the cases against gemma3 270M, three ways.
+
+Rows (each starts on a freshly started llama-server, since answers at
+temperature 0 still depend on the server's earlier requests):
+
+  a      (ref-a) plain envelope direct: no augur. The runner sends the
+         simplest emulation straight to the upstream: a single-call envelope
+         as `format` ({"anyOf": [{"tool_call": ...}, {"response": ...}]}, the
+         call's name an enum of the tool names, its arguments any object),
+         one line per tool in the system prompt, and parses the JSON itself.
+  b      (ref-b) augur with repair, retries and loop-breaking turned off by a
+         policy file. Keys this augur does not know yet are found out (the
+         whole file is rejected; GET /-/policies shows why) and left out; the
+         keys applied are printed under the tables.
+  augur  augur with its default policies (empty policies directory).
+
+Every request goes through the official `ollama` client with
+options {"temperature": 0, "seed": 42, "num_predict": 512}: without a
+token bound, a 270M model that loops inside a JSON string runs until the
+context is full (minutes on two CPU cores). The model pretty-prints its JSON,
+so one call with one argument already takes about 170 tokens: 256 cut valid
+calls, 512 only cuts runaway loops. --num-predict changes it. The tool definitions are sent as
+written: `Client.chat()` rebuilds tools through its pydantic model, which
+drops `format`, nested `properties`, `minimum` and other keywords it does
+not model, so the body is posted with the client's own request method
+(`_request_raw`, same transport and errors) and the answer is read back
+with its `ChatResponse`.
+
+Usage: bench/toolcalls/run --help
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import httpx
+import ollama
+from ollama._types import ChatResponse
+
+import cases as caselib
+import checker
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = {
+    "a": "(ref-a) plain envelope direct",
+    "b": "(ref-b) augur, no repair/retry/loop-breaking",
+    "augur": "augur (default policies)",
+}
+REF_B_POLICY = {"validate": {"repair": False, "max_retries": 0},
+                "tools": {"loop_breaker": False, "drop_ungrounded": False}}
+OPTIONS = {"temperature": 0, "seed": 42}
+NUM_PREDICT = 512
+
+
+def log(msg: str) -> None:
+    sys.stderr.write(f"[toolcalls {time.strftime('%H:%M:%S')}] {msg}\n")
+    sys.stderr.flush()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+
+
+# --- processes -------------------------------------------------------------------
+
+
+class Service:
+    """A child process with its output in a log file; stopped with SIGTERM, then SIGKILL."""
+
+    def __init__(self, name: str, argv: list, log_dir: Path, env: dict | None = None):
+        self.name, self.argv = name, [str(a) for a in argv]
+        self.log_path = log_dir / f"{name}.log"
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT, env=env, cwd=log_dir)
+
+    def wait_ready(self, url: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited ({self.proc.returncode}) before {url} answered; "
+                                   f"log: {self.log_path}\n{self.tail()}")
+            try:
+                status, _ = http_get(url, 2)
+                if status == 200:
+                    return
+                last = status
+            except OSError as e:
+                last = e
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.name}: {url} not ready after {timeout}s (last: {last}); log: {self.log_path}")
+
+    def tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def real_upstream_env() -> dict[str, str]:
+    out = subprocess.run([str(ROOT / "scripts" / "real-upstream"), "env"],
+                         capture_output=True, text=True, check=True).stdout
+    env = {}
+    for line in out.splitlines():
+        if line.startswith("export "):
+            key, _, value = line[len("export "):].partition("=")
+            env[key] = shlex.split(value)[0] if value else ""
+    return env
+
+
+class Upstream:
+    """llama-server + the Ollama front (upstream/ollama_front), as scripts/real-upstream starts
+    them, on ports kept across restarts; or an external URL that is never restarted."""
+
+    def __init__(self, log_dir: Path, external: str | None = None):
+        self.log_dir, self.external = log_dir, external
+        self.llama: Service | None = None
+        self.front: Service | None = None
+        self.starts = 0
+        if external:
+            self.url = external.rstrip("/")
+            return
+        self.env = real_upstream_env()
+        for key in ("AUGUR_LLAMA_SERVER", "AUGUR_GGUF"):
+            if not Path(self.env[key]).is_file():
+                raise SystemExit(f"real upstream not built ({self.env[key]} missing): run scripts/real-upstream build")
+        self.model = self.env["AUGUR_MODEL"]
+        self.llama_port, self.front_port = free_port(), free_port()
+        self.url = f"http://127.0.0.1:{self.front_port}"
+
+    def restart(self) -> None:
+        if self.external:
+            return
+        self.stop()
+        self.starts += 1
+        e = self.env
+        self.llama = Service(f"llama-server-{self.starts}", [
+            e["AUGUR_LLAMA_SERVER"], "-m", e["AUGUR_GGUF"], "--no-jinja", "--chat-template", "gemma",
+            "--host", "127.0.0.1", "--port", self.llama_port, "-c", "4096", "-t", "1", "-np", "1",
+            "--alias", self.model], self.log_dir)
+        llama_url = f"http://127.0.0.1:{self.llama_port}"
+        self.llama.wait_ready(llama_url + "/health", 180)
+        self.front = Service(f"ollama-front-{self.starts}", [
+            e["AUGUR_PYTHON"], ROOT / "upstream" / "ollama_front", "--port", self.front_port,
+            "--llama-url", llama_url, "--model", self.model, "--gguf", e["AUGUR_GGUF"]], self.log_dir)
+        self.front.wait_ready(self.url + "/api/version", 60)
+
+    def stop(self) -> None:
+        for svc in (self.front, self.llama):
+            if svc:
+                svc.stop()
+        self.front = self.llama = None
+
+
+class Augur:
+    """augur in front of `upstream_url`, with its own policies directory."""
+
+    def __init__(self, binary: Path, upstream_url: str, log_dir: Path, name: str):
+        self.policies = Path(tempfile.mkdtemp(prefix=f"{name}-policies-", dir=log_dir))
+        port, admin = free_port(), free_port()
+        self.url, self.admin = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin}"
+        env = {k: v for k, v in os.environ.items() if k != "AUGUR_CONFIG"}
+        self.svc = Service(name, [binary, "--listen", f"127.0.0.1:{port}", "--admin-listen",
+                                  f"127.0.0.1:{admin}", "--upstream", upstream_url,
+                                  "--policies", self.policies], log_dir, env=env)
+        self.svc.wait_ready(self.admin + "/-/healthy", 60)
+        self._writes = 0
+
+    def stop(self) -> None:
+        self.svc.stop()
+
+    # policies ---------------------------------------------------------------
+
+    def policy_status(self) -> dict:
+        status, body = http_get(self.admin + "/-/policies")
+        if status != 200:
+            raise RuntimeError(f"GET /-/policies answered {status}: {body[:200]}")
+        return json.loads(body)
+
+    def try_policy(self, defaults: dict, timeout: float = 20.0) -> tuple[bool, str | None]:
+        """Write `defaults` as the policy file; (accepted, error) once augur has reloaded."""
+        before = self.policy_status()
+        self._writes += 1
+        # A comment makes every write a new text, so an accepted one always changes the version.
+        text = f"# tool-call benchmark, write {self._writes}\n" + json.dumps({"defaults": defaults}) + "\n"
+        tmp = self.policies / ".bench.tmp"
+        tmp.write_text(text)
+        tmp.rename(self.policies / "10-bench.yaml")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            now = self.policy_status()
+            if now["version"] != before["version"]:
+                return True, None
+            if now.get("last_error") and now.get("last_error_at") != before.get("last_error_at"):
+                return False, now["last_error"]
+        raise RuntimeError(f"augur did not reload {self.policies / '10-bench.yaml'} within {timeout}s")
+
+    def apply_policy(self, wanted: dict) -> dict:
+        """Apply as much of `wanted` (a `defaults:` block) as this augur accepts:
+        {"applied": [dotted keys], "rejected": {dotted key: error}, "effective": ...}."""
+        leaves = _flatten(wanted)
+        ok, err = self.try_policy(wanted)
+        if ok:
+            return {"applied": [k for k, _ in leaves], "rejected": {}, "effective": self._effective()}
+        log(f"policy rejected whole ({err}); trying its keys one by one")
+        accepted, rejected = [], {}
+        for key, value in leaves:
+            ok, e = self.try_policy(_unflatten([(key, value)]))
+            if ok:
+                accepted.append((key, value))
+            else:
+                rejected[key] = e
+        ok, err = self.try_policy(_unflatten(accepted))
+        if not ok:
+            raise RuntimeError(f"the accepted keys together were rejected: {err}")
+        return {"applied": [k for k, _ in accepted], "rejected": rejected, "effective": self._effective()}
+
+    def _effective(self) -> Any:
+        return self.policy_status().get("effective")
+
+    # metrics ----------------------------------------------------------------
+
+    def metrics(self) -> dict[tuple[str, str], float]:
+        status, body = http_get(self.admin + "/metrics")
+        return parse_prometheus(body) if status == 200 else {}
+
+
+def _flatten(d: dict, prefix: str = "") -> list[tuple[str, Any]]:
+    out = []
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out += _flatten(v, f"{prefix}{k}.")
+        else:
+            out.append((f"{prefix}{k}", v))
+    return out
+
+
+def _unflatten(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        node = out
+        *parents, last = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = value
+    return out
+
+
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+
+
+def parse_prometheus(text: str) -> dict[tuple[str, str], float]:
+    out = {}
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if m and not line.startswith("#"):
+            try:
+                out[(m.group(1), m.group(2) or "")] = float(m.group(3))
+            except ValueError:
+                pass
+    return out
+
+
+# A counter of model calls, if this augur has one; otherwise the calls are
+# counted from the request's upstream timing, retries and degraded schemas.
+_CALLS_COUNTER = re.compile(r"^augur_upstream_(calls|attempts|requests)_total$")
+
+
+def metric_sum(m: dict, name: str) -> float:
+    return sum(v for (n, _), v in m.items() if n == name)
+
+
+def upstream_calls(before: dict, after: dict) -> tuple[float, str]:
+    """Model calls between two scrapes, and how they were counted."""
+    names = {n for (n, _) in after if _CALLS_COUNTER.match(n)}
+    if names:
+        return sum(metric_sum(after, n) - metric_sum(before, n) for n in names), "+".join(sorted(names))
+    def d(n: str) -> float:
+        return metric_sum(after, n) - metric_sum(before, n)
+    base = d("augur_upstream_duration_seconds_count")
+    if base <= 0:
+        return 0.0, "augur_upstream_duration_seconds_count"
+    return (base + d("augur_retries_total") + d("augur_format_degraded_total"),
+            "augur_upstream_duration_seconds_count + augur_retries_total + augur_format_degraded_total")
+
+
+# --- requests ---------------------------------------------------------------------
+
+
+def post_chat(client: ollama.Client, body: dict) -> tuple[dict, ChatResponse, httpx.Headers]:
+    """POST /api/chat through the client's own request path (see the module docs)."""
+    r = client._request_raw("POST", "/api/chat", json=body)
+    data = r.json()
+    return data, ChatResponse(**data), r.headers
+
+
+def options(num_predict: int) -> dict:
+    return {**OPTIONS, "num_predict": num_predict} if num_predict > 0 else dict(OPTIONS)
+
+
+def direct_body(case: dict, model: str, opts: dict) -> dict:
+    """ref-a: the simplest emulation, sent straight to the upstream."""
+    names, lines = [], []
+    for t in case["tools"]:
+        fn = t["function"]
+        names.append(fn["name"])
+        props = (fn.get("parameters") or {}).get("properties") or {}
+        lines.append(f"- {fn['name']}({', '.join(props)}): {fn.get('description', '')}")
+    instruction = ("You can use these tools:\n" + "\n".join(lines) + "\n"
+                   'To call a tool reply {"tool_call": {"name": ..., "arguments": {...}}}; '
+                   'otherwise reply {"response": "<your answer>"}.')
+    fmt = {"anyOf": [
+        {"type": "object", "properties": {"tool_call": {
+            "type": "object",
+            "properties": {"name": {"type": "string", "enum": names}, "arguments": {"type": "object"}},
+            "required": ["name", "arguments"]}}, "required": ["tool_call"]},
+        {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]},
+    ]}
+    messages: list[dict] = []
+    for m in case["messages"]:
+        role = m.get("role")
+        if role == "system" and not messages:
+            messages.append({"role": "system", "content": instruction + "\n\n" + m.get("content", "")})
+            continue
+        if not messages:
+            messages.append({"role": "system", "content": instruction})
+        if role == "assistant" and m.get("tool_calls"):
+            text = "\n".join(json.dumps({"tool_call": {"name": c["function"]["name"],
+                                                       "arguments": c["function"].get("arguments") or {}}})
+                             for c in m["tool_calls"])
+            messages.append({"role": "assistant", "content": text})
+        elif role == "tool":
+            messages.append({"role": "user", "content": f"Result of {m.get('tool_name', 'the tool')}: {m.get('content', '')}"})
+        else:
+            messages.append({k: v for k, v in m.items() if k in ("role", "content", "images")})
+    return {"model": model, "messages": messages, "format": fmt, "stream": False, "options": opts}
+
+
+def read_direct(content: str) -> tuple[list[dict], str, str | None]:
+    """(calls, answer, malformed) from a ref-a reply."""
+    try:
+        v = json.loads(content)
+    except json.JSONDecodeError as e:
+        return [], "", f"not JSON ({e.msg} at {e.pos} of {len(content)})"
+    if isinstance(v, dict) and isinstance(v.get("tool_call"), dict):
+        c = v["tool_call"]
+        return [{"name": c.get("name"), "arguments": c.get("arguments")}], "", None
+    if isinstance(v, dict) and isinstance(v.get("response"), str):
+        return [], v["response"], None
+    return [], "", "neither a tool_call nor a response"
+
+
+def augur_body(case: dict, model: str, opts: dict) -> dict:
+    return {"model": model, "messages": case["messages"], "tools": case["tools"], "stream": False,
+            "options": opts}
+
+
+def ask(client: ollama.Client, body: dict, direct: bool) -> dict:
+    """One question; the outcome the checker reads."""
+    out: dict[str, Any] = {"status": None, "calls": [], "content": "", "malformed": None, "error": None,
+                           "done_reason": None, "raw": None, "attempts_header": None}
+    t0 = time.monotonic()
+    try:
+        data, resp, headers = post_chat(client, body)
+        out["status"], out["raw"] = 200, data
+        out["done_reason"], out["done"] = resp.done_reason, data.get("done")
+        out["attempts_header"] = headers.get("x-augur-attempts")
+        content = resp.message.content or ""
+        if direct:
+            out["calls"], out["content"], out["malformed"] = read_direct(content)
+            out["model_text"] = content
+        else:
+            out["content"] = content
+            out["calls"] = [{"name": tc.function.name, "arguments": dict(tc.function.arguments)}
+                            for tc in (resp.message.tool_calls or [])]
+    except ollama.ResponseError as e:
+        out["status"], out["error"] = e.status_code, str(e.error)
+    except httpx.TimeoutException as e:
+        out["error"] = f"timeout: {type(e).__name__}"
+    except httpx.HTTPError as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    except (ValueError, TypeError) as e:  # an answer the client could not read
+        out["status"], out["malformed"] = 200, f"unreadable answer: {e}"[:300]
+    out["latency_s"] = time.monotonic() - t0
+    return out
+
+
+# --- rows --------------------------------------------------------------------------
+
+
+class Run:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.t0 = time.monotonic()
+        self.log_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="augur-toolcalls-"))
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.upstream = Upstream(self.log_dir, args.upstream)
+        self.model = args.model or getattr(self.upstream, "model", None) or "gemma3:270m"
+        self.notes: list[str] = []
+        self.counting: set[str] = set()
+
+    def over_budget(self) -> bool:
+        return time.monotonic() - self.t0 > self.args.budget
+
+    def row(self, key: str, selected: list[dict]) -> tuple[list[dict], list[dict], float]:
+        log(f"row {key}: {ROWS[key]} ({len(selected)} cases)")
+        started = time.monotonic()
+        self.upstream.restart()
+        augur = None
+        try:
+            if key == "a":
+                host = self.upstream.url
+            else:
+                augur = Augur(self.args.augur_bin, self.upstream.url, self.log_dir, f"augur-{key}")
+                host = augur.url
+                if key == "b":
+                    res = augur.apply_policy(REF_B_POLICY)
+                    note = "ref-b policy applied: " + (", ".join(
+                        f"{k}={json.dumps(v)}" for k, v in _flatten(REF_B_POLICY) if k in res["applied"]) or "none")
+                    if res["rejected"]:
+                        note += "; not accepted by this augur (left out): " + ", ".join(res["rejected"])
+                        first = next(iter(res["rejected"].values()))
+                        note += f" (GET /-/policies: {first})"
+                    self.notes.append(note)
+                    log(note)
+            client = ollama.Client(host=host, timeout=httpx.Timeout(self.args.timeout, connect=10.0))
+            outcomes, scores = [], []
+            for i, case in enumerate(selected, 1):
+                if self.over_budget():
+                    self.notes.append(f"{ROWS[key]}: time budget ({self.args.budget:.0f} s) reached; "
+                                      f"{len(selected) - i + 1} cases not run")
+                    break
+                opts = options(self.args.num_predict)
+                body = direct_body(case, self.model, opts) if key == "a" else augur_body(case, self.model, opts)
+                before = augur.metrics() if augur else None
+                o = ask(client, body, direct=(key == "a"))
+                if augur:
+                    o["upstream_calls"], how = self._calls_after(augur, before)
+                    self.counting.add(how)
+                else:
+                    o["upstream_calls"] = 1.0
+                s = checker.score(case, o)
+                outcomes.append({"id": case["id"], **o})
+                scores.append(s)
+                mark = "exact" if s["exact_args"] else ("ok-form" if s["well_formed"] else "bad")
+                log(f"  [{key} {i}/{len(selected)}] {case['id']}: {mark} "
+                    f"({o['latency_s']:.1f} s, calls {o['upstream_calls']:.0f})"
+                    + (f" {o['status']} {str(o['error'])[:80]}" if o["status"] != 200 else ""))
+                if o["status"] is None and "timeout" in str(o["error"]):
+                    log("  request timed out; restarting the upstream so the next case starts clean")
+                    self.upstream.restart()
+            return outcomes, scores, time.monotonic() - started
+        finally:
+            if augur:
+                augur.stop()
+
+    def _calls_after(self, augur: Augur, before: dict) -> tuple[float, str]:
+        # augur records a request's metrics when its body has been sent: wait for it.
+        want = metric_sum(before, "augur_requests_total") + 1
+        deadline = time.monotonic() + 3
+        after = augur.metrics()
+        while metric_sum(after, "augur_requests_total") < want and time.monotonic() < deadline:
+            time.sleep(0.05)
+            after = augur.metrics()
+        return upstream_calls(before, after)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="bench/toolcalls/run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--rows", default="a,b,augur", help="comma list of a, b, augur (default: all)")
+    p.add_argument("--cases", type=int, metavar="N", help="only N cases, taken in turn from each category")
+    p.add_argument("--category", help="only these categories (comma list): " + ", ".join(checker.CATEGORIES))
+    p.add_argument("--augur-bin", type=Path, default=ROOT / "target" / "release" / "augur")
+    p.add_argument("--cases-file", type=Path, action="append",
+                   help="case file(s) instead of bench/toolcalls/cases_*.json")
+    p.add_argument("--upstream", help="use this Ollama-compatible URL instead of starting llama-server "
+                                      "(never restarted)")
+    p.add_argument("--model", help="model name (default: the real upstream's, gemma3:270m)")
+    p.add_argument("--num-predict", type=int, default=NUM_PREDICT,
+                   help=f"options.num_predict of every request (default {NUM_PREDICT}; 0: not sent)")
+    p.add_argument("--timeout", type=float, default=300.0, help="per-request timeout, s (default 300)")
+    p.add_argument("--budget", type=float, default=4 * 3600.0,
+                   help="total time budget, s; cases past it are not run (default 14400)")
+    p.add_argument("--out", help="directory for logs and results.json (default: a new temporary one)")
+    args = p.parse_args(argv)
+    args.row_keys = [r.strip() for r in args.rows.split(",") if r.strip()]
+    unknown = [r for r in args.row_keys if r not in ROWS]
+    if unknown:
+        p.error(f"unknown row(s) {', '.join(unknown)}; choose from {', '.join(ROWS)}")
+    args.categories = [c.strip() for c in args.category.split(",")] if args.category else None
+    if args.categories:
+        bad = [c for c in args.categories if c not in checker.CATEGORIES]
+        if bad:
+            p.error(f"unknown category {', '.join(bad)}")
+    if not args.augur_bin.is_absolute():
+        args.augur_bin = Path.cwd() / args.augur_bin
+    if any(r != "a" for r in args.row_keys) and not os.access(args.augur_bin, os.X_OK):
+        p.error(f"augur binary not found at {args.augur_bin}: cargo build --release, or pass --augur-bin")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    selected = caselib.select(caselib.load(args.cases_file), args.categories, args.cases)
+    if not selected:
+        raise SystemExit("no cases selected")
+    run = Run(args)
+    log(f"{len(selected)} cases, rows {', '.join(args.row_keys)}, model {run.model}, "
+        f"upstream {args.upstream or 'llama-server (restarted per row)'}; logs in {run.log_dir}")
+    results: dict[str, list[dict]] = {}
+    details: dict[str, Any] = {"started": dt.datetime.now().isoformat(timespec="seconds"),
+                               "argv": argv, "model": run.model, "rows": {}}
+    times: dict[str, float] = {}
+    try:
+        for key in args.row_keys:
+            outcomes, scores, took = run.row(key, selected)
+            results[key], times[key] = scores, took
+            details["rows"][key] = {"label": ROWS[key], "seconds": took,
+                                    "cases": [{**o, "score": s} for o, s in zip(outcomes, scores)]}
+    finally:
+        run.upstream.stop()
+    total = time.monotonic() - run.t0
+    details["notes"], details["seconds"] = run.notes, total
+    (run.log_dir / "results.json").write_text(json.dumps(details, indent=1, default=str))
+
+    print(f"### Tool-call quality ({dt.date.today().isoformat()}, model {run.model}, "
+          f"{len(selected)} cases, options {json.dumps(options(args.num_predict))})\n")
+    print(checker.tables(results, ROWS))
+    for note in run.notes:
+        print(f"- {note}")
+    if run.counting:
+        print(f"- augur's upstream calls counted from /metrics: {'; '.join(sorted(run.counting))}")
+    print("- time per row: " + ", ".join(f"{ROWS[k]} {t:.0f} s" for k, t in times.items()))
+    print(f"- total run time: {total:.0f} s")
+    print(f"- per-case results: {run.log_dir / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

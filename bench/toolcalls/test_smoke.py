@@ -1,0 +1,139 @@
+"""The runner end to end, on a few scripted cases: augur + the fake Ollama.
+
+The fake's `tool-json` model answers with the last user message, so each
+case's question *is* the model's reply. Needs target/debug/fake-ollama and
+target/debug/augur (`cargo build --bins`); AUGUR_BIN picks another augur.
+A missing binary fails the run: nothing here is skipped.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug"
+
+
+def reply_case(id_, category, reply, expect):
+    return {"id": id_, "category": category, "tools": ["get_weather", "get_time"],
+            "messages": [{"role": "user", "content": reply}], "expect": expect}
+
+
+LYON = {"calls": [{"name": "get_weather", "arguments": {"city": "Lyon"}}]}
+CASES = [
+    reply_case("exact", "pick_one", '{"tool_call":{"name":"get_weather","arguments":{"city":"Lyon"}}}', LYON),
+    reply_case("placeholder", "pick_one", '{"tool_call":{"name":"get_weather","arguments":{"city":"<city>"}}}', LYON),
+    reply_case("undeclared", "pick_one", '{"tool_call":{"name":"get_forecast","arguments":{"city":"Lyon"}}}', LYON),
+    reply_case("answer", "no_call", '{"response":"Paris is the capital of France."}',
+               {"answer": True, "mentions": ["Paris"]}),
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    binary = BIN / "fake-ollama"
+    if not binary.exists():
+        pytest.fail(f"{binary} is missing: run `cargo build --bins` first", pytrace=False)
+    port = free_port()
+    log = open(tmp_path_factory.mktemp("fake") / "fake.log", "w")
+    proc = subprocess.Popen([str(binary), "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 20
+        while True:
+            try:
+                urllib.request.urlopen(url + "/", timeout=1)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    pytest.fail("fake-ollama did not start", pytrace=False)
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def run(fake, tmp_path_factory):
+    augur = Path(os.environ.get("AUGUR_BIN") or BIN / "augur")
+    if not augur.is_absolute():
+        augur = ROOT / augur
+    if not augur.exists():
+        pytest.fail(f"{augur} is missing: run `cargo build --bins` first", pytrace=False)
+    work = tmp_path_factory.mktemp("run")
+    cases_file = work / "cases_smoke.json"
+    cases_file.write_text(json.dumps(CASES))
+    out = work / "out"
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "runner.py"), "--upstream", fake, "--model", "tool-json",
+         "--cases-file", str(cases_file), "--augur-bin", str(augur), "--out", str(out), "--timeout", "30"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    return proc.stdout, results
+
+
+def by_id(results, row):
+    return {c["id"]: c for c in results["rows"][row]["cases"]}
+
+
+def test_tables_are_printed(run):
+    stdout, _ = run
+    for heading in ("#### pick_one", "#### no_call", "#### overall"):
+        assert heading in stdout
+    overall = stdout[stdout.index("#### overall"):]
+    for label in ("(ref-a) plain envelope direct", "(ref-b) augur, no repair/retry/loop-breaking",
+                  "augur (default policies)"):
+        assert f"| {label} | 4 |" in overall
+    assert "total run time:" in stdout
+
+
+def test_ref_b_policy_is_applied_as_far_as_augur_accepts_it(run):
+    stdout, results = run
+    note = next(n for n in results["notes"] if n.startswith("ref-b policy applied"))
+    assert "validate.repair=false" in note and "validate.max_retries=0" in note
+    for key in ("tools.loop_breaker", "tools.drop_ungrounded"):
+        assert key in note  # applied, or listed as left out
+    assert note in stdout
+
+
+@pytest.mark.parametrize("row", ["a", "b", "augur"])
+def test_scores_per_row(run, row):
+    cases = by_id(run[1], row)
+    exact = cases["exact"]["score"]
+    assert exact["well_formed"] and exact["exact_args"], cases["exact"]
+    ph = cases["placeholder"]["score"]
+    assert ph["placeholders"] == ["<city>"] and ph["right_tools"] and not ph["exact_args"]
+    answer = cases["answer"]["score"]
+    assert answer["well_formed"] and answer["exact_args"] and answer["answer_cites"]
+    bad = cases["undeclared"]["score"]
+    assert not bad["well_formed"] and not bad["exact_args"]
+    if row == "a":
+        assert all(c["upstream_calls"] == 1 for c in cases.values())
+    else:
+        assert bad["status_422"], cases["undeclared"]
+
+
+def test_upstream_calls_come_from_augurs_metrics(run):
+    _, results = run
+    b, augur = by_id(results, "b"), by_id(results, "augur")
+    assert b["exact"]["upstream_calls"] == 1 and augur["exact"]["upstream_calls"] == 1
+    # The same bad reply every time: augur retries once by default, ref-b never.
+    assert b["undeclared"]["upstream_calls"] == 1
+    assert augur["undeclared"]["upstream_calls"] == 2
