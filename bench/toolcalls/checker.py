@@ -162,14 +162,20 @@ def is_placeholder(s: str) -> bool:
     return any(r.search(t) for r in _PLACEHOLDER_RES)
 
 
-def placeholders(value: Any) -> list[str]:
-    """Every placeholder-looking string among `value`'s leaves."""
+def _bare(s: str) -> str:
+    return re.sub(r"[\s_\-]+", "", s).casefold()
+
+
+def placeholders(value: Any, key: str | None = None) -> list[str]:
+    """Every placeholder-looking string among `value`'s leaves; a string that
+    only repeats its own property's name ("city": "city") counts too."""
     if isinstance(value, str):
-        return [value] if is_placeholder(value) else []
+        echo = key is not None and _bare(value) == _bare(key) and _bare(key) != ""
+        return [value] if echo or is_placeholder(value) else []
     if isinstance(value, dict):
-        return [p for v in value.values() for p in placeholders(v)]
+        return [p for k, v in value.items() for p in placeholders(v, k)]
     if isinstance(value, list):
-        return [p for v in value for p in placeholders(v)]
+        return [p for v in value for p in placeholders(v, key)]
     return []
 
 

@@ -228,7 +228,7 @@ class Augur:
             if now["version"] != before["version"]:
                 return True, None
             if now.get("last_error") and now.get("last_error_at") != before.get("last_error_at"):
-                return False, now["last_error"]
+                return False, now["last_error"].replace(f"{self.policies}/", "")
         raise RuntimeError(f"augur did not reload {self.policies / '10-bench.yaml'} within {timeout}s")
 
     def apply_policy(self, wanted: dict) -> dict:
@@ -394,7 +394,7 @@ def augur_body(case: dict, model: str, opts: dict) -> dict:
 def ask(client: ollama.Client, body: dict, direct: bool) -> dict:
     """One question; the outcome the checker reads."""
     out: dict[str, Any] = {"status": None, "calls": [], "content": "", "malformed": None, "error": None,
-                           "done_reason": None, "raw": None, "attempts_header": None}
+                           "done_reason": None, "done": None, "raw": None, "attempts_header": None}
     t0 = time.monotonic()
     try:
         data, resp, headers = post_chat(client, body)
@@ -518,6 +518,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=4 * 3600.0,
                    help="total time budget, s; cases past it are not run (default 14400)")
     p.add_argument("--out", help="directory for logs and results.json (default: a new temporary one)")
+    p.add_argument("--rescore", type=Path, metavar="RESULTS_JSON",
+                   help="run nothing: score the answers of an earlier run's results.json again")
     args = p.parse_args(argv)
     args.row_keys = [r.strip() for r in args.rows.split(",") if r.strip()]
     unknown = [r for r in args.row_keys if r not in ROWS]
@@ -530,13 +532,45 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             p.error(f"unknown category {', '.join(bad)}")
     if not args.augur_bin.is_absolute():
         args.augur_bin = Path.cwd() / args.augur_bin
-    if any(r != "a" for r in args.row_keys) and not os.access(args.augur_bin, os.X_OK):
+    if not args.rescore and any(r != "a" for r in args.row_keys) and not os.access(args.augur_bin, os.X_OK):
         p.error(f"augur binary not found at {args.augur_bin}: cargo build --release, or pass --augur-bin")
     return args
 
 
+def print_report(details: dict, results: dict[str, list[dict]], path: Path) -> None:
+    print(f"### Tool-call quality ({details['started'][:10]}, model {details['model']}, "
+          f"{details['n_cases']} cases, options {json.dumps(details['options'])})\n")
+    print(checker.tables(results, ROWS))
+    for note in details["notes"]:
+        print(f"- {note}")
+    if details.get("counting"):
+        print(f"- augur's upstream calls counted from /metrics: {'; '.join(details['counting'])}")
+    print("- time per row: " + ", ".join(f"{ROWS[k]} {r['seconds']:.0f} s" for k, r in details["rows"].items()))
+    print(f"- total run time: {details['seconds']:.0f} s")
+    print(f"- per-case results: {path}")
+
+
+def rescore(path: Path, case_files: list[Path] | None) -> int:
+    """Score the answers of an earlier run again with the current checker and cases."""
+    details = json.loads(path.read_text())
+    by_id = {c["id"]: c for c in caselib.load(case_files)}
+    results = {}
+    for key, row in details["rows"].items():
+        scores = []
+        for entry in row["cases"]:
+            outcome = {k: v for k, v in entry.items() if k not in ("id", "score")}
+            entry["score"] = checker.score(by_id[entry["id"]], outcome)
+            scores.append(entry["score"])
+        results[key] = scores
+    details["notes"] = details["notes"] + [f"re-scored on {dt.date.today().isoformat()} with the current checker"]
+    print_report(details, results, path)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.rescore:
+        return rescore(args.rescore, args.cases_file)
     selected = caselib.select(caselib.load(args.cases_file), args.categories, args.cases)
     if not selected:
         raise SystemExit("no cases selected")
@@ -544,31 +578,22 @@ def main(argv: list[str]) -> int:
     log(f"{len(selected)} cases, rows {', '.join(args.row_keys)}, model {run.model}, "
         f"upstream {args.upstream or 'llama-server (restarted per row)'}; logs in {run.log_dir}")
     results: dict[str, list[dict]] = {}
-    details: dict[str, Any] = {"started": dt.datetime.now().isoformat(timespec="seconds"),
-                               "argv": argv, "model": run.model, "rows": {}}
-    times: dict[str, float] = {}
+    details: dict[str, Any] = {"started": dt.datetime.now().isoformat(timespec="seconds"), "argv": argv,
+                               "model": run.model, "options": options(args.num_predict),
+                               "n_cases": len(selected), "rows": {}}
     try:
         for key in args.row_keys:
             outcomes, scores, took = run.row(key, selected)
-            results[key], times[key] = scores, took
+            results[key] = scores
             details["rows"][key] = {"label": ROWS[key], "seconds": took,
                                     "cases": [{**o, "score": s} for o, s in zip(outcomes, scores)]}
     finally:
         run.upstream.stop()
-    total = time.monotonic() - run.t0
-    details["notes"], details["seconds"] = run.notes, total
-    (run.log_dir / "results.json").write_text(json.dumps(details, indent=1, default=str))
-
-    print(f"### Tool-call quality ({dt.date.today().isoformat()}, model {run.model}, "
-          f"{len(selected)} cases, options {json.dumps(options(args.num_predict))})\n")
-    print(checker.tables(results, ROWS))
-    for note in run.notes:
-        print(f"- {note}")
-    if run.counting:
-        print(f"- augur's upstream calls counted from /metrics: {'; '.join(sorted(run.counting))}")
-    print("- time per row: " + ", ".join(f"{ROWS[k]} {t:.0f} s" for k, t in times.items()))
-    print(f"- total run time: {total:.0f} s")
-    print(f"- per-case results: {run.log_dir / 'results.json'}")
+    details["notes"], details["counting"] = run.notes, sorted(run.counting)
+    details["seconds"] = time.monotonic() - run.t0
+    path = run.log_dir / "results.json"
+    path.write_text(json.dumps(details, indent=1, default=str))
+    print_report(details, results, path)
     return 0
 
 

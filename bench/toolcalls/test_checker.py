@@ -195,6 +195,13 @@ def test_real_values_are_not_placeholders(value):
     assert not checker.score(case(LYON), ok([call("get_weather", city=value)]))["placeholders"]
 
 
+def test_a_value_repeating_its_property_name_is_a_placeholder():
+    s = checker.score(case(LYON, tools=(WEATHER, MAIL)), ok([call("send_email", to="To", tags=["tags"])]))
+    assert s["placeholders"] == ["To", "tags"]
+    assert checker.placeholders({"tracking_number": "tracking number"}) == ["tracking number"]
+    assert checker.placeholders({"city": "Cityville"}) == []
+
+
 def test_placeholder_nested_and_expected_values_are_exempt():
     s = checker.score(case(LYON, tools=(WEATHER, MAIL)), ok([call("send_email", to="a@b.co", tags=["x", "<tag>"])]))
     assert s["placeholders"] == ["<tag>"]

@@ -137,3 +137,21 @@ def test_upstream_calls_come_from_augurs_metrics(run):
     # The same bad reply every time: augur retries once by default, ref-b never.
     assert b["undeclared"]["upstream_calls"] == 1
     assert augur["undeclared"]["upstream_calls"] == 2
+
+
+def test_rescore_prints_the_same_tables(run, tmp_path):
+    stdout, results = run
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps(results))
+    proc = subprocess.run([sys.executable, str(HERE / "runner.py"), "--rescore", str(saved),
+                           "--cases-file", str(HERE / "cases_smoke_unused.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0  # a missing case file is an error, not an empty table
+    cases_file = tmp_path / "cases_smoke.json"
+    cases_file.write_text(json.dumps(CASES))
+    proc = subprocess.run([sys.executable, str(HERE / "runner.py"), "--rescore", str(saved),
+                           "--cases-file", str(cases_file)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    tables = stdout[:stdout.index("\n- ")]
+    assert proc.stdout.startswith(tables)
+    assert "re-scored on" in proc.stdout
