@@ -346,7 +346,12 @@ pub async fn complete(
 /// The context a retry must fit in: from `/api/show` (cached) and the
 /// request's options; Ollama's default when the lookup fails.
 async fn learn_context(ctx: &CallCtx, retry: &Retry) -> u64 {
-    let shown = match ctx.state.capabilities.context(retry.model()).await {
+    let shown = match ctx
+        .state
+        .capabilities
+        .context(ctx.upstream(), retry.model())
+        .await
+    {
         Ok(shown) => Some(shown),
         Err(e) => {
             tracing::debug!(error = %e, "context lookup failed; assuming the default");

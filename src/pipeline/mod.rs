@@ -43,7 +43,7 @@ use crate::{
     policy::{ModelPolicy, Policy},
     state::AppState,
     telemetry::Timing,
-    upstream::ClientInfo,
+    upstream::{ClientInfo, Target},
 };
 
 use call::CallCtx;
@@ -71,6 +71,8 @@ pub struct Context<'a> {
     pub policy: &'a Arc<Policy>,
     /// The model as the client wrote it (sent upstream unchanged).
     pub model: &'a str,
+    /// The model normalized (how upstreams' model lists are matched).
+    pub model_name: &'a str,
     /// The model's resolved settings.
     pub model_policy: &'a ModelPolicy,
     /// Who sent the request (an API key id or "anonymous"), for the audit log.
@@ -97,12 +99,22 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     if is_load_request(route, &body) {
         return Ok(Outcome::Forward);
     }
+    // The upstream the plan is made for (capabilities differ between
+    // boxes); calls go there first.
+    let mut target = Target::Model {
+        name: cx.model_name.to_string(),
+        prefer: None,
+    };
+    let upstream = cx.state.fleet.choose(&cx.parts.headers, &target)?;
+    if let Target::Model { prefer, .. } = &mut target {
+        *prefer = Some(upstream);
+    }
     let plan = plan::decide(
         route,
         &body,
         cx.model,
         cx.model_policy,
-        &cx.state.capabilities,
+        (&cx.state.capabilities, upstream),
         stream_default,
     )
     .await?;
@@ -114,7 +126,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     let delivery = delivery_for(&plan);
     let (upstream_body, expect) =
         prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
-    let job = job(&cx, route, upstream_body, expect, emulated);
+    let job = job(&cx, route, upstream_body, expect, emulated, target);
     Ok(Outcome::Output(flows::run(job, delivery).await?))
 }
 
@@ -149,6 +161,7 @@ fn job(
     body: Map<String, Value>,
     expect: attempts::Expect,
     emulated: Option<&'static str>,
+    target: Target,
 ) -> Job {
     let state = cx.state;
     Job {
@@ -158,6 +171,8 @@ fn job(
             client: cx.parts.extensions.get::<ClientInfo>().cloned(),
             timing: cx.parts.extensions.get::<Arc<Timing>>().cloned(),
             usage: Some(cx.usage.clone()),
+            target,
+            answer_as: None,
         },
         route,
         body,

@@ -12,10 +12,12 @@
 //! | OpenAI Responses | `/v1/responses` | [`responses`] |
 //! | Anthropic Messages | `/v1/messages` | [`anthropic`] |
 //! | capabilities | `/api/show`, `/api/tags` | [`advertise`] |
+//! | listings of several upstreams | `/api/ps`, `/v1/models` | [`listing`] |
 //! | everything else | | [`passthrough`] |
 
 pub mod advertise;
 pub mod anthropic;
+pub mod listing;
 pub mod ollama;
 pub mod openai;
 pub mod passthrough;
@@ -80,6 +82,7 @@ pub async fn run(
         parts,
         policy: &admitted.policy,
         model: &model.raw,
+        model_name: &model.name,
         model_policy: &model.policy,
         principal: admitted.principal.label(),
         usage: &admitted.usage,

@@ -48,7 +48,7 @@ pub async fn with_policy(fake: &FakeOllama, yaml: &str) -> Augur {
     write_policy(policies.path(), "policy.yaml", yaml);
     let policy = augur::policy::load_dir(policies.path(), schemas.path()).unwrap();
     let config = Config {
-        upstream: fake.url().parse().unwrap(),
+        upstreams: super::upstreams(&fake.url()),
         drain_timeout: Duration::from_secs(5),
         ..Config::default()
     };

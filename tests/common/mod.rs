@@ -54,10 +54,15 @@ impl Augur {
     }
 }
 
+/// The upstream list of one upstream at `url`.
+pub fn upstreams(url: &str) -> Vec<augur::config::UpstreamSpec> {
+    vec![augur::config::UpstreamSpec::from_url(url).unwrap()]
+}
+
 /// Start augur against `upstream` with the default config tweaked by `f`.
 pub async fn start_with(upstream: &str, f: impl FnOnce(&mut Config)) -> Augur {
     let mut config = Config::default();
-    config.upstream = upstream.parse().unwrap();
+    config.upstreams = upstreams(upstream);
     config.drain_timeout = Duration::from_secs(5);
     f(&mut config);
     start_config(config, Policy::permissive()).await

@@ -54,8 +54,19 @@ async fn handle(state: AppState, admitted: Admitted, req: Request) -> Result<Res
     }
     // Ollama's Anthropic layer drops thinking a model cannot do rather
     // than refusing it; so does augur when it does not emulate thinking.
-    if !model.policy.think_emulation && !state.capabilities.has(&model.raw, "thinking").await? {
-        relax_think(&mut translated.body);
+    if !model.policy.think_emulation {
+        let target = crate::upstream::Target::Model {
+            name: model.name.clone(),
+            prefer: None,
+        };
+        let upstream = state.fleet.choose(&parts.headers, &target)?;
+        if !state
+            .capabilities
+            .has(upstream, &model.raw, "thinking")
+            .await?
+        {
+            relax_think(&mut translated.body);
+        }
     }
     let meta = Meta::new(&translated);
     let exchange = Exchange {

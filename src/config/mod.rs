@@ -2,7 +2,12 @@
 //!
 //! Precedence is flag > environment variable > config file > built-in
 //! default. Everything here is read once at start; policies (see
-//! [`crate::policy`]) are the part that reloads live.
+//! [`crate::policy`]) are the part that reloads live. The upstream list
+//! is resolved in [`upstreams`].
+
+mod upstreams;
+
+pub use upstreams::{MAX_UPSTREAMS, UpstreamSpec};
 
 use std::{
     net::SocketAddr,
@@ -26,9 +31,10 @@ pub struct Cli {
     /// Address the proxy listens on.
     #[arg(long, env = "AUGUR_LISTEN")]
     pub listen: Option<SocketAddr>,
-    /// Base URL of the Ollama server.
-    #[arg(long, env = "AUGUR_UPSTREAM")]
-    pub upstream: Option<String>,
+    /// Base URL of an Ollama server, optionally named (`NAME=URL`); repeat
+    /// the flag (or separate with commas) for several.
+    #[arg(long, env = "AUGUR_UPSTREAM", value_delimiter = ',')]
+    pub upstream: Vec<String>,
     /// Address of the admin listener (health, readiness, metrics, policies).
     #[arg(long, env = "AUGUR_ADMIN_LISTEN")]
     pub admin_listen: Option<SocketAddr>,
@@ -61,6 +67,8 @@ struct FileConfig {
     #[serde(default)]
     upstream: FileUpstream,
     #[serde(default)]
+    upstreams: Vec<upstreams::FileUpstreamEntry>,
+    #[serde(default)]
     paths: FilePaths,
     #[serde(default)]
     log: FileLog,
@@ -89,6 +97,8 @@ struct FileUpstream {
     idle_timeout_ms: Option<u64>,
     capabilities_ttl_ms: Option<u64>,
     forward_client_auth: Option<bool>,
+    health_interval_ms: Option<u64>,
+    models_refresh_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -110,7 +120,8 @@ struct FileLog {
 pub struct Config {
     pub listen: SocketAddr,
     pub admin_listen: SocketAddr,
-    pub upstream: http::Uri,
+    /// Where requests go: at least one (see [`upstreams`]).
+    pub upstreams: Vec<UpstreamSpec>,
     pub policies: PathBuf,
     pub schemas: PathBuf,
     /// Largest request body accepted (blob uploads are exempt).
@@ -137,6 +148,12 @@ pub struct Config {
     /// Longest silence allowed between two chunks of an upstream body.
     pub idle_timeout: Duration,
     pub capabilities_ttl: Duration,
+    /// With several upstreams: how often each is probed (`/api/version`)
+    /// and its loaded models (`/api/ps`) read.
+    pub health_interval: Duration,
+    /// With several upstreams: how often each one's models (`/api/tags`)
+    /// are read again.
+    pub models_refresh: Duration,
     pub log_format: LogFormat,
     pub log_level: String,
 }
@@ -146,7 +163,15 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 11435)),
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 11436)),
-            upstream: http::Uri::from_static("http://127.0.0.1:11434"),
+            upstreams: vec![UpstreamSpec {
+                name: "127.0.0.1:11434".to_string(),
+                url: http::Uri::from_static("http://127.0.0.1:11434"),
+                weight: 1,
+                models: None,
+                connect_timeout: None,
+                first_byte_timeout: None,
+                idle_timeout: None,
+            }],
             policies: PathBuf::from("./policies"),
             schemas: PathBuf::from("./schemas"),
             body_limit: 64 * 1024 * 1024,
@@ -161,6 +186,8 @@ impl Default for Config {
             first_byte_timeout: Duration::from_secs(600),
             idle_timeout: Duration::from_secs(600),
             capabilities_ttl: Duration::from_secs(300),
+            health_interval: Duration::from_secs(5),
+            models_refresh: Duration::from_secs(30),
             log_format: LogFormat::Text,
             log_level: "info".to_string(),
         }
@@ -179,6 +206,8 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
     #[error("invalid upstream URL {url:?}: {message}")]
     Upstream { url: String, message: String },
+    #[error("invalid upstreams: {0}")]
+    Upstreams(String),
 }
 
 impl Config {
@@ -205,18 +234,14 @@ impl Config {
         let d = Config::default();
         let ms =
             |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
-        let upstream_text = cli.upstream.clone().or(file.upstream.url);
-        let upstream = match upstream_text {
-            Some(url) => parse_upstream(&url)?,
-            None => d.upstream.clone(),
-        };
+        let upstreams = upstreams::resolve(&cli.upstream, file.upstreams, file.upstream.url)?;
         Ok(Self {
             listen: cli.listen.or(file.server.listen).unwrap_or(d.listen),
             admin_listen: cli
                 .admin_listen
                 .or(file.server.admin_listen)
                 .unwrap_or(d.admin_listen),
-            upstream,
+            upstreams,
             policies: cli
                 .policies
                 .clone()
@@ -255,6 +280,10 @@ impl Config {
             first_byte_timeout: ms(file.upstream.first_byte_timeout_ms, d.first_byte_timeout),
             idle_timeout: ms(file.upstream.idle_timeout_ms, d.idle_timeout),
             capabilities_ttl: ms(file.upstream.capabilities_ttl_ms, d.capabilities_ttl),
+            health_interval: ms(file.upstream.health_interval_ms, d.health_interval)
+                .max(Duration::from_millis(100)),
+            models_refresh: ms(file.upstream.models_refresh_ms, d.models_refresh)
+                .max(Duration::from_millis(100)),
             log_format: file.log.format.unwrap_or(d.log_format),
             log_level: file.log.level.unwrap_or(d.log_level),
         })
@@ -276,26 +305,6 @@ fn parse_file(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
     })
 }
 
-fn parse_upstream(url: &str) -> Result<http::Uri, ConfigError> {
-    let err = |message: &str| ConfigError::Upstream {
-        url: url.to_string(),
-        message: message.to_string(),
-    };
-    let uri: http::Uri = url
-        .trim_end_matches('/')
-        .parse()
-        .map_err(|e: http::uri::InvalidUri| err(&e.to_string()))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some(_) => return Err(err("only http:// upstreams are supported")),
-        None => return Err(err("missing scheme, e.g. http://127.0.0.1:11434")),
-    }
-    if uri.authority().is_none() {
-        return Err(err("missing host"));
-    }
-    Ok(uri)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,7 +314,9 @@ mod tests {
         let c = Config::from_toml(&Cli::default(), "").unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:11435");
         assert_eq!(c.admin_listen.to_string(), "127.0.0.1:11436");
-        assert_eq!(c.upstream.to_string(), "http://127.0.0.1:11434/");
+        assert_eq!(c.upstreams.len(), 1);
+        assert_eq!(c.upstreams[0].url.to_string(), "http://127.0.0.1:11434/");
+        assert_eq!(c.health_interval, Duration::from_secs(5));
         assert_eq!(c.policies, PathBuf::from("./policies"));
         assert_eq!(c.body_limit, 64 * 1024 * 1024);
         assert_eq!(c.first_byte_timeout, Duration::from_secs(600));
@@ -315,12 +326,14 @@ mod tests {
 
     #[test]
     fn the_shipped_config_file_holds_the_defaults() {
-        let text = include_str!("../configs/augur.toml");
+        let text = include_str!("../../configs/augur.toml");
         let c = Config::from_toml(&Cli::default(), text).unwrap();
         let d = Config::default();
         assert_eq!(c.listen, d.listen);
         assert_eq!(c.admin_listen, d.admin_listen);
-        assert_eq!(c.upstream, d.upstream);
+        assert_eq!(c.upstreams, d.upstreams);
+        assert_eq!(c.health_interval, d.health_interval);
+        assert_eq!(c.models_refresh, d.models_refresh);
         assert_eq!(c.body_limit, d.body_limit);
         assert_eq!(c.stream_buffer_limit, d.stream_buffer_limit);
         assert_eq!(c.schema_cache_bytes, d.schema_cache_bytes);
@@ -349,7 +362,10 @@ mod tests {
         .unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:9000");
         assert_eq!(c.body_limit, 10);
-        assert_eq!(c.upstream.authority().unwrap().as_str(), "10.0.0.1:11434");
+        assert_eq!(
+            c.upstreams[0].url.authority().unwrap().as_str(),
+            "10.0.0.1:11434"
+        );
     }
 
     #[test]
