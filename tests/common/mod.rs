@@ -39,6 +39,12 @@ impl Augur {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
     }
 
+    /// A receiver that turns true when [`Augur::stop`] is called (for
+    /// background tasks a test starts, such as the upstream monitor).
+    pub fn stopping(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
     /// Serve the admin router (`/-/policies`, `/metrics`, ...) on its own
     /// port until [`Augur::stop`]; returns its base URL.
     pub async fn admin(&self) -> String {
@@ -57,6 +63,39 @@ impl Augur {
 /// The upstream list of one upstream at `url`.
 pub fn upstreams(url: &str) -> Vec<augur::config::UpstreamSpec> {
     vec![augur::config::UpstreamSpec::from_url(url).unwrap()]
+}
+
+/// The Prometheus recorder of this test binary (installed once; every
+/// test of the binary records into it).
+pub fn metrics() -> metrics_exporter_prometheus::PrometheusHandle {
+    static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
+        std::sync::OnceLock::new();
+    HANDLE
+        .get_or_init(|| augur::telemetry::install_metrics().unwrap())
+        .clone()
+}
+
+/// The value of the metric line that starts with `name{` and holds every
+/// one of `labels` (`key="value"`), or 0.
+pub fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .find(|l| labels.iter().all(|label| l.contains(label)))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// An upstream list: one upstream per `(name, url)`.
+pub fn named(upstreams: &[(&str, &str)]) -> Vec<augur::config::UpstreamSpec> {
+    upstreams
+        .iter()
+        .map(|(name, url)| {
+            let mut spec = augur::config::UpstreamSpec::from_url(url).unwrap();
+            spec.name = name.to_string();
+            spec
+        })
+        .collect()
 }
 
 /// Start augur against `upstream` with the default config tweaked by `f`.
