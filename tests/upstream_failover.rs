@@ -4,6 +4,8 @@
 //! on; an upstream that stops leaves the rotation and comes back when it
 //! answers again; `/-/ready` needs one.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::{

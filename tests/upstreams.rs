@@ -4,6 +4,8 @@
 //! learned again after a pull through augur. Each upstream is a fake
 //! Ollama with its own catalog.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

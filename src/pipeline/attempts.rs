@@ -16,6 +16,7 @@ use crate::{
 use super::{call::CallCtx, checks, plan::Route, retry::Retry};
 
 /// What the model's text is expected to be.
+#[derive(Clone)]
 pub enum Expect {
     /// Any JSON object (`format: "json"`).
     Json,

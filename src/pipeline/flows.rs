@@ -2,7 +2,6 @@
 //! retry) or stream it, and shape the answer as Ollama would.
 
 use futures_util::StreamExt;
-use http::HeaderMap;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -48,9 +47,17 @@ pub struct Job {
     pub emulated: Option<&'static str>,
     /// Where emulated tool calls are recorded, if the policy asks for it.
     pub audit: Option<Audit>,
+    /// The models that answer when this one's answer fails (see
+    /// [`super::fallback`]).
+    pub fallback: Option<std::sync::Arc<super::fallback::Chain>>,
+    /// The chain's next model: 0 for the requested model's job.
+    pub position: usize,
+    /// The fallback this job runs for, when it does.
+    pub answered: Option<super::fallback::Answered>,
 }
 
 /// The JSONL audit of emulated tool calls for one request.
+#[derive(Clone)]
 pub struct Audit {
     pub log: crate::policy::AuditLog,
     pub policy: crate::policy::AuditPolicy,
@@ -73,21 +80,15 @@ impl Audit {
 }
 
 impl Job {
-    /// Run to a whole, validated answer (with retries), shaped for the
-    /// client; `seed`: a streamed attempt that failed first.
+    /// Run to a whole, validated answer (with retries, and fallback
+    /// models when the policy names them), shaped for the client; `seed`:
+    /// a streamed attempt that failed first.
     pub async fn complete(&self, seed: Option<Seed>) -> Result<(Value, Report), ProxyError> {
-        let completed = attempts::complete(
-            &self.ctx,
-            self.route,
-            self.body.clone(),
-            &self.expect,
-            &self.validate,
-            &self.validators,
-            seed,
-        )
-        .await?;
-        let completed = super::call_screen::after_complete(self, completed).await?;
-        finalize(self, completed)
+        let outcome = self.attempt(seed).await;
+        let (outcome, answered) = self.fall_back(outcome).await;
+        let (value, mut report) = finalize(self, outcome?)?;
+        report.fallback = answered;
+        Ok((value, report))
     }
 }
 
@@ -142,6 +143,7 @@ pub fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report), Prox
         invalid: completed.invalid && validation_on,
         unchecked: completed.interp.unchecked && validation_on,
         emulated: job.emulated,
+        fallback: job.answered.clone(),
     };
     if let Some(audit) = &job.audit {
         let outcome = match (completed.invalid, completed.interp.repairs.is_empty()) {
@@ -327,21 +329,12 @@ pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<
 /// Stream as the upstream produces; validate the whole at the end and
 /// report it in the done chunk (`augur_validation`, `augur_violations`).
 async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    // A rejected schema is known before any byte is streamed: degrade it.
-    let mut degrades = 0;
-    let mut lines = loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => break lines,
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    };
+    let (job, mut lines) = job.open_stream(open_stream).await?;
+    let headers = Report {
+        fallback: job.answered.clone(),
+        ..Report::default()
+    }
+    .headers();
     let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     let limit = job.ctx.state.config.stream_buffer_limit as usize;
     output::spawn_producer(tx, |tx| async move {
@@ -395,8 +388,36 @@ async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
             }
         }
     });
-    Ok(Output::Stream {
-        rx,
-        headers: HeaderMap::new(),
-    })
+    Ok(Output::Stream { rx, headers })
+}
+
+/// Open `job`'s stream. A schema the upstream rejects is known before any
+/// byte is streamed: it is degraded and sent again.
+pub(super) async fn open_stream(job: &Job) -> Result<super::call::Lines, ProxyError> {
+    let mut body = job.body.clone();
+    body.insert("stream".into(), Value::Bool(true));
+    let mut degrades = 0;
+    loop {
+        match job
+            .ctx
+            .lines(job.route.path(), &Value::Object(body.clone()))
+            .await
+        {
+            Ok(lines) => return Ok(lines),
+            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The done chunk of a stream whose headers went out before a fallback
+/// model answered (through the whole-answer path) says so.
+pub(super) fn note_fallback(job: &Job, report: &Report, chunk: &mut Value) {
+    if report.fallback == job.answered {
+        return;
+    }
+    if let (Some(f), Value::Object(fields)) = (&report.fallback, chunk) {
+        fields.insert("augur_model".into(), json!(f.model));
+        fields.insert("augur_fallback".into(), json!(f.reason.as_str()));
+    }
 }

@@ -15,7 +15,8 @@
 //! if plan.is_passthrough() { return Forward }
 //! (body, expect) = prepare::prepare(exchange, plan)               // 4-5 rewrite
 //! output = flows::run(job(body, expect), delivery)                // 6 forward, 7 validate /
-//!                                                                 // repair / retry, 8 synthesize,
+//!                                                                 // repair / retry (fallback
+//!                                                                 // models), 8 synthesize,
 //!                                                                 // 9 deliver (whole or streamed)
 //! ```
 
@@ -23,6 +24,7 @@ pub mod attempts;
 pub mod call;
 pub mod call_screen;
 pub mod checks;
+pub mod fallback;
 pub mod flows;
 pub mod output;
 pub mod plan;
@@ -79,6 +81,8 @@ pub struct Context<'a> {
     pub principal: &'a str,
     /// Where the token counts of augur's own calls are reported.
     pub usage: &'a Arc<Usage>,
+    /// The models that answer when this one's answer fails.
+    pub fallback: Option<Arc<fallback::Chain>>,
 }
 
 /// What the pipeline made of an exchange.
@@ -186,6 +190,9 @@ fn job(
             principal: cx.principal.to_string(),
             model: cx.model.to_string(),
         }),
+        fallback: cx.fallback.clone(),
+        position: 0,
+        answered: None,
     }
 }
 

@@ -74,7 +74,9 @@ pub fn json_response(status: StatusCode, value: &Value, headers: HeaderMap) -> R
 
 /// Headers that report what augur did: `X-Augur-Repaired`,
 /// `X-Augur-Attempts`, `X-Augur-Validation` (`invalid`, or `unchecked` when
-/// some of the answer could not be checked against the schema).
+/// some of the answer could not be checked against the schema),
+/// `X-Augur-Emulated`, and `X-Augur-Model` / `X-Augur-Fallback` when a
+/// fallback model answered.
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub repaired: Vec<String>,
@@ -83,6 +85,8 @@ pub struct Report {
     /// Some of the answer could not be checked against the schema.
     pub unchecked: bool,
     pub emulated: Option<&'static str>,
+    /// A fallback model answered.
+    pub fallback: Option<super::fallback::Answered>,
 }
 
 impl Report {
@@ -110,6 +114,15 @@ impl Report {
         }
         if let Some(what) = self.emulated {
             h.insert("x-augur-emulated", HeaderValue::from_static(what));
+        }
+        if let Some(f) = &self.fallback
+            && let Ok(model) = HeaderValue::from_str(&f.model)
+        {
+            h.insert("x-augur-model", model);
+            h.insert(
+                "x-augur-fallback",
+                HeaderValue::from_static(f.reason.as_str()),
+            );
         }
         h
     }

@@ -27,23 +27,11 @@ use super::{
 
 /// Start the streamed thinking emulation.
 pub async fn run(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    let mut degrades = 0;
-    let lines = loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => break lines,
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    };
+    let (job, lines) = job.open_stream(flows::open_stream).await?;
     let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     let report = Report {
         emulated: job.emulated,
+        fallback: job.answered.clone(),
         ..Report::default()
     };
     output::spawn_producer(tx, |tx| async move {
@@ -250,8 +238,12 @@ async fn fallback(
     if tx.is_closed() {
         return Ok(());
     }
-    let (value, _report) = job.complete(seed).await?;
-    for chunk in flows::chunks_of(job.route, &value) {
+    let (value, report) = job.complete(seed).await?;
+    let mut chunks = flows::chunks_of(job.route, &value);
+    if let Some(done) = chunks.last_mut() {
+        flows::note_fallback(job, &report, done);
+    }
+    for chunk in chunks {
         if sent_thinking && flows::is_thinking_only(&chunk) {
             continue;
         }

@@ -34,12 +34,7 @@ use super::{
 
 /// Start the streamed emulation.
 pub async fn run(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    let lines = job
-        .ctx
-        .lines(Route::Chat.path(), &Value::Object(body))
-        .await?;
+    let (job, lines) = job.open_stream(open).await?;
     let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     // Headers go out before any call is known: say up front when some
     // tool's arguments can only be checked against its grammar copy.
@@ -47,6 +42,7 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
     let report = Report {
         emulated: job.emulated,
         unchecked: inexact && job.validate.enabled,
+        fallback: job.answered.clone(),
         ..Report::default()
     };
     output::spawn_producer(tx, |tx| async move {
@@ -58,6 +54,15 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
         rx,
         headers: report.headers(),
     })
+}
+
+/// Open the job's stream.
+async fn open(job: &Job) -> Result<Lines, ProxyError> {
+    let mut body = job.body.clone();
+    body.insert("stream".into(), Value::Bool(true));
+    job.ctx
+        .lines(Route::Chat.path(), &Value::Object(body))
+        .await
 }
 
 struct Progress {
@@ -384,8 +389,12 @@ async fn fallback(
         // The client has gone: nothing is asked again.
         return Ok(());
     }
-    let (value, _report) = job.complete(seed).await?;
-    for chunk in flows::chunks_of(Route::Chat, &value) {
+    let (value, report) = job.complete(seed).await?;
+    let mut chunks = flows::chunks_of(Route::Chat, &value);
+    if let Some(done) = chunks.last_mut() {
+        flows::note_fallback(job, &report, done);
+    }
+    for chunk in chunks {
         if sent_thinking && flows::is_thinking_only(&chunk) {
             continue;
         }

@@ -101,6 +101,41 @@ pub struct Concurrency {
     pub queue_timeout_ms: u64,
 }
 
+/// What makes a fallback model answer (`fallback.on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FallbackOn {
+    /// The last attempt's answer still fails validation.
+    pub invalid: bool,
+    /// The last attempt was cut by the token limit with nothing valid.
+    pub truncated: bool,
+    /// The model's upstreams failed before the first byte.
+    pub upstream_error: bool,
+    /// The answer is valid only after repairs (opt-in: a confidence
+    /// signal beyond pass or fail).
+    pub repaired: bool,
+}
+
+impl Default for FallbackOn {
+    /// The validation outcome and upstream failures; never repairs.
+    fn default() -> Self {
+        Self {
+            invalid: true,
+            truncated: true,
+            upstream_error: true,
+            repaired: false,
+        }
+    }
+}
+
+/// `fallback:` block: the models that answer, in order, when this one's
+/// answer keeps failing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fallback {
+    /// As written (sent upstream as the request's `model`).
+    pub models: Vec<String>,
+    pub on: FallbackOn,
+}
+
 /// Everything that applies to one model, defaults and matching globs merged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelPolicy {
@@ -123,6 +158,8 @@ pub struct ModelPolicy {
     /// Per (principal, model) rate limit from `models.<glob>.rate_limit`.
     pub rate_limit: Option<RateLimit>,
     pub concurrency: Option<Concurrency>,
+    /// `fallback:`: models asked when this one's answer fails.
+    pub fallback: Option<Arc<Fallback>>,
     /// The glob that selected the model's settings (for metric labels and logs).
     pub matched_glob: Option<String>,
 }
@@ -140,6 +177,7 @@ impl Default for ModelPolicy {
             advertise_capabilities: true,
             rate_limit: None,
             concurrency: None,
+            fallback: None,
             matched_glob: None,
         }
     }

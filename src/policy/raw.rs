@@ -2,7 +2,7 @@
 //!
 //! Every field is optional so a file can override one key and leave the
 //! rest to earlier files. Blocks that may be *removed* by a later file
-//! (`format`, `rate_limit`, `concurrency`) use [`Tri`]: absent (inherit),
+//! (`format`, `rate_limit`, `concurrency`, `fallback`) use [`Tri`]: absent (inherit),
 //! `null` (remove) or a value (override key by key). The compile step
 //! turns these into the compiled [`super::Policy`].
 
@@ -67,6 +67,8 @@ pub struct RawSettings {
     pub rate_limit: Tri<RawRateLimit>,
     #[serde(default)]
     pub concurrency: Tri<RawConcurrency>,
+    #[serde(default)]
+    pub fallback: Tri<RawFallback>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -110,6 +112,13 @@ pub struct RawRateLimit {
 pub struct RawConcurrency {
     pub max_in_flight: Option<u32>,
     pub queue_timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFallback {
+    pub models: Vec<String>,
+    pub on: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -20,8 +20,8 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::{
     model::{
-        Concurrency, EmulateTools, FormatApply, ModelPolicy, NamedFormat, OnFailure, RateLimit,
-        StreamMode,
+        Concurrency, EmulateTools, Fallback, FormatApply, ModelPolicy, NamedFormat, OnFailure,
+        RateLimit, StreamMode,
     },
     raw::{RawConcurrency, RawRateLimit, Tri},
 };
@@ -147,6 +147,8 @@ pub struct Overlay {
     pub advertise_capabilities: Option<bool>,
     pub rate_limit: Tri<RawRateLimit>,
     pub concurrency: Tri<RawConcurrency>,
+    /// A block replaces the inherited one whole.
+    pub fallback: Tri<Arc<Fallback>>,
 }
 
 fn set<T: Copy>(slot: &mut T, value: Option<T>) {
@@ -221,6 +223,11 @@ impl Overlay {
                         .unwrap_or(DEFAULT_QUEUE_TIMEOUT_MS),
                 });
             }
+        }
+        match &self.fallback {
+            Tri::Absent => {}
+            Tri::Null => p.fallback = None,
+            Tri::Set(f) => p.fallback = Some(f.clone()),
         }
     }
 }

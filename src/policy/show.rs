@@ -38,6 +38,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
     add(s.advertise_capabilities.is_some(), "advertise_capabilities");
     add(!matches!(s.rate_limit, Tri::Absent), "rate_limit");
     add(!matches!(s.concurrency, Tri::Absent), "concurrency");
+    add(!matches!(s.fallback, Tri::Absent), "fallback");
     keys
 }
 
@@ -98,6 +99,18 @@ fn settings(p: &ModelPolicy) -> Value {
             "max_in_flight": c.max_in_flight,
             "queue_timeout_ms": c.queue_timeout_ms,
         })),
+        "fallback": p.fallback.as_ref().map(|f| {
+            let on: Vec<&str> = [
+                (f.on.invalid, "invalid"),
+                (f.on.truncated, "truncated"),
+                (f.on.upstream_error, "upstream_error"),
+                (f.on.repaired, "repaired"),
+            ]
+            .into_iter()
+            .filter_map(|(set, name)| set.then_some(name))
+            .collect();
+            json!({"models": f.models, "on": on})
+        }),
     })
 }
 

@@ -77,6 +77,11 @@ pub async fn run(
     parts: &Parts,
     exchange: Exchange,
 ) -> Result<Outcome, ProxyError> {
+    let fallback = model.policy.fallback.as_ref().and_then(|f| {
+        pipeline::fallback::Chain::new(f, &model.raw, &model.name, |name| {
+            crate::limits::check_model(&admitted.policy, &admitted.principal, name).is_ok()
+        })
+    });
     let cx = Context {
         state,
         parts,
@@ -86,6 +91,7 @@ pub async fn run(
         model_policy: &model.policy,
         principal: admitted.principal.label(),
         usage: &admitted.usage,
+        fallback,
     };
     pipeline::run(cx, exchange).await
 }
