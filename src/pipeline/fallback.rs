@@ -30,6 +30,7 @@ use super::{
     attempts::{self, Completed, Seed},
     call::CallCtx,
     flows::Job,
+    output::Report,
 };
 use crate::{
     error::ProxyError,
@@ -258,5 +259,20 @@ impl Job {
             position: i + 1,
             answered: Some(Answered { model, reason }),
         })
+    }
+}
+
+/// The done chunk of a stream whose headers went out before a fallback
+/// model answered (through the whole-answer path) says so.
+pub(super) fn note_in_done(job: &Job, report: &Report, chunk: &mut Value) {
+    if report.fallback == job.answered {
+        return;
+    }
+    if let (Some(f), Value::Object(fields)) = (&report.fallback, chunk) {
+        fields.insert("augur_model".into(), Value::String(f.model.clone()));
+        fields.insert(
+            "augur_fallback".into(),
+            Value::String(f.reason.as_str().into()),
+        );
     }
 }

@@ -1,7 +1,6 @@
 //! Stages 6-9 for a transformed request: run it whole (validate, repair,
 //! retry) or stream it, and shape the answer as Ollama would.
 
-use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -14,10 +13,10 @@ use crate::{
 };
 
 use super::{
-    attempts::{self, Completed, Expect, Seed},
+    attempts::{Completed, Expect, Seed},
     call::CallCtx,
     checks,
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, CHANNEL, Output, Report},
     plan::Route,
 };
 
@@ -118,7 +117,7 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
                 headers: report.headers(),
             })
         }
-        Delivery::Pass => stream_pass(job).await,
+        Delivery::Pass => super::stream_pass::run(job).await,
         Delivery::Tools => super::stream_tools::run(job).await,
         Delivery::Think => super::stream_think::run(job).await,
     }
@@ -324,100 +323,4 @@ pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<
     }
     chunk.insert("done".into(), json!(false));
     Value::Object(chunk)
-}
-
-/// Stream as the upstream produces; validate the whole at the end and
-/// report it in the done chunk (`augur_validation`, `augur_violations`).
-async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
-    let (job, mut lines) = job.open_stream(open_stream).await?;
-    let headers = Report {
-        fallback: job.answered.clone(),
-        ..Report::default()
-    }
-    .headers();
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
-    let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    output::spawn_producer(tx, |tx| async move {
-        let mut text = String::new();
-        let mut overflow = false;
-        while let Some(item) = lines.next().await {
-            let mut chunk = match item {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-            };
-            let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
-            let piece = attempts::answer_text(job.route, &chunk);
-            if text.len() + piece.len() <= limit {
-                text.push_str(&piece);
-            } else {
-                overflow = true;
-            }
-            // The client has gone: nothing to check for anyone.
-            if tx.is_closed() {
-                return;
-            }
-            if done && !matches!(job.expect, Expect::Text) {
-                let verdict = if overflow {
-                    json!("unchecked")
-                } else {
-                    let interp = attempts::interpret(&text, &job.expect, &job.validators, false);
-                    if interp.violations.is_empty() && interp.unchecked {
-                        json!("unchecked")
-                    } else if interp.violations.is_empty() {
-                        json!("valid")
-                    } else {
-                        metrics::counter!("augur_validation_failures_total").increment(1);
-                        if let Value::Object(f) = &mut chunk {
-                            f.insert(
-                                "augur_violations".into(),
-                                json!(checks::describe(&interp.violations)),
-                            );
-                        }
-                        json!("invalid")
-                    }
-                };
-                if let Value::Object(f) = &mut chunk {
-                    f.insert("augur_validation".into(), verdict);
-                }
-            }
-            if !output::send(&tx, Ok(chunk)).await || done {
-                return;
-            }
-        }
-    });
-    Ok(Output::Stream { rx, headers })
-}
-
-/// Open `job`'s stream. A schema the upstream rejects is known before any
-/// byte is streamed: it is degraded and sent again.
-pub(super) async fn open_stream(job: &Job) -> Result<super::call::Lines, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    let mut degrades = 0;
-    loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => return Ok(lines),
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// The done chunk of a stream whose headers went out before a fallback
-/// model answered (through the whole-answer path) says so.
-pub(super) fn note_fallback(job: &Job, report: &Report, chunk: &mut Value) {
-    if report.fallback == job.answered {
-        return;
-    }
-    if let (Some(f), Value::Object(fields)) = (&report.fallback, chunk) {
-        fields.insert("augur_model".into(), json!(f.model));
-        fields.insert("augur_fallback".into(), json!(f.reason.as_str()));
-    }
 }

@@ -31,6 +31,7 @@ pub mod plan;
 pub mod prepare;
 pub mod retry;
 pub mod splitter;
+pub mod stream_pass;
 pub mod stream_think;
 pub mod stream_tools;
 

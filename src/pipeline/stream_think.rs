@@ -27,7 +27,7 @@ use super::{
 
 /// Start the streamed thinking emulation.
 pub async fn run(job: Job) -> Result<Output, ProxyError> {
-    let (job, lines) = job.open_stream(flows::open_stream).await?;
+    let (job, lines) = job.open_stream(super::stream_pass::open_stream).await?;
     let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     let report = Report {
         emulated: job.emulated,
@@ -241,7 +241,7 @@ async fn fallback(
     let (value, report) = job.complete(seed).await?;
     let mut chunks = flows::chunks_of(job.route, &value);
     if let Some(done) = chunks.last_mut() {
-        flows::note_fallback(job, &report, done);
+        super::fallback::note_in_done(job, &report, done);
     }
     for chunk in chunks {
         if sent_thinking && flows::is_thinking_only(&chunk) {

@@ -392,7 +392,7 @@ async fn fallback(
     let (value, report) = job.complete(seed).await?;
     let mut chunks = flows::chunks_of(Route::Chat, &value);
     if let Some(done) = chunks.last_mut() {
-        flows::note_fallback(job, &report, done);
+        super::fallback::note_in_done(job, &report, done);
     }
     for chunk in chunks {
         if sent_thinking && flows::is_thinking_only(&chunk) {

@@ -15,10 +15,10 @@ use sha2::{Digest, Sha256};
 use super::{
     error::PolicyError,
     model::{
-        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, Fallback, FallbackOn, FormatApply,
-        ModelPolicy, OnFailure, Policy, PolicyMeta, RateLimit, Sources, StreamMode,
+        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy,
+        PolicyMeta, RateLimit, Sources, StreamMode,
     },
-    raw::{RawFallback, RawFile, RawKey, RawSettings, Tri},
+    raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
     schemas::SchemaReads,
     yaml,
@@ -70,57 +70,6 @@ fn parse_enum<T: Copy>(
         .find(|(name, _)| *name == value)
         .map(|(_, v)| *v)
         .ok_or_else(|| PolicyError::invalid(file, at, format!("unknown value {value:?}")))
-}
-
-/// Most fallback models one entry lists (each is one more model call).
-const MAX_FALLBACKS: usize = 4;
-
-/// A `fallback:` block: 1 to 4 model names, and `on` from the known
-/// triggers (default: invalid, truncated, upstream_error).
-fn compile_fallback(file: &str, at: &str, f: &RawFallback) -> Result<Fallback, PolicyError> {
-    let at = format!("{at}.fallback");
-    if f.models.is_empty() || f.models.len() > MAX_FALLBACKS {
-        return Err(PolicyError::invalid(
-            file,
-            format!("{at}.models"),
-            format!("list 1 to {MAX_FALLBACKS} models"),
-        ));
-    }
-    if let Some(bad) = f.models.iter().find(|m| {
-        let m = m.trim();
-        m.is_empty() || m.len() > 256 || m.contains(['*', '?', '[', '{'])
-    }) {
-        return Err(PolicyError::invalid(
-            file,
-            format!("{at}.models"),
-            format!("{bad:?} is not a model name"),
-        ));
-    }
-    let on = match &f.on {
-        None => FallbackOn::default(),
-        Some(list) => {
-            let mut on = FallbackOn {
-                invalid: false,
-                truncated: false,
-                upstream_error: false,
-                repaired: false,
-            };
-            let opts = ["invalid", "truncated", "upstream_error", "repaired"].map(|o| (o, o));
-            for item in list {
-                match parse_enum(file, &format!("{at}.on"), item, &opts)? {
-                    "invalid" => on.invalid = true,
-                    "truncated" => on.truncated = true,
-                    "upstream_error" => on.upstream_error = true,
-                    _ => on.repaired = true,
-                }
-            }
-            on
-        }
-    };
-    Ok(Fallback {
-        models: f.models.iter().map(|m| m.trim().to_string()).collect(),
-        on,
-    })
 }
 
 /// Accumulates files in merge order; [`Builder::finish`] produces the policy.
@@ -257,7 +206,7 @@ impl<'a> Builder<'a> {
             fallback: match &s.fallback {
                 Tri::Absent => Tri::Absent,
                 Tri::Null => Tri::Null,
-                Tri::Set(f) => Tri::Set(Arc::new(compile_fallback(file, at, f)?)),
+                Tri::Set(f) => Tri::Set(Arc::new(super::fallback::compile(file, at, f)?)),
             },
             ..Overlay::default()
         };

@@ -46,6 +46,7 @@ pub mod audit;
 pub mod bounds;
 mod compile;
 pub mod error;
+mod fallback;
 mod listing;
 mod load;
 pub mod model;

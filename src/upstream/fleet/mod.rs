@@ -152,10 +152,11 @@ impl Fleet {
             .position(|m| m.name() == name)
             .map(Some)
             .ok_or_else(|| {
-                ProxyError::BadRequest(format!(
-                    "X-Augur-Upstream: no upstream is named {:?}",
-                    String::from_utf8_lossy(value.as_bytes())
-                ))
+                let shown: String = String::from_utf8_lossy(value.as_bytes())
+                    .chars()
+                    .take(64)
+                    .collect();
+                ProxyError::BadRequest(format!("X-Augur-Upstream: no upstream is named {shown:?}"))
             })
     }
 
