@@ -249,6 +249,21 @@ mod tests {
     }
 
     #[test]
+    fn the_flag_repeats_and_splits_on_commas() {
+        use clap::Parser as _;
+        let cli = Cli::try_parse_from([
+            "augur",
+            "--upstream",
+            "gpu1=http://10.0.0.1:11434,http://10.0.0.2:11434",
+            "--upstream",
+            "http://10.0.0.3:11434",
+        ])
+        .unwrap();
+        let c = Config::from_toml(&cli, "").unwrap();
+        assert_eq!(names(&c), ["gpu1", "10.0.0.2:11434", "10.0.0.3:11434"]);
+    }
+
+    #[test]
     fn the_single_forms_still_work() {
         let c = Config::from_toml(&Cli::default(), "[upstream]\nurl = \"http://10.0.0.9:1\"\n")
             .unwrap();
