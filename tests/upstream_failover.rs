@@ -182,6 +182,11 @@ async fn an_upstream_that_stops_leaves_the_rotation_and_comes_back() {
             .status()
     };
     let _monitor = augur.state.fleet.spawn_monitor(augur.stopping());
+    // Both upstreams' models known (an upstream whose models are not known
+    // comes after those known to have the model).
+    let known =
+        |i: usize| augur.state.fleet.status_json()["upstreams"][i]["models_source"] == "tags";
+    wait_for(|| known(0) && known(1)).await;
     assert_eq!(ready().await, 200);
     a.shutdown().await;
     wait_for(|| !healthy(&augur, 0)).await;
