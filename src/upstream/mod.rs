@@ -319,11 +319,13 @@ impl Failure {
 }
 
 impl From<SendError> for Failure {
-    /// The connection failed before the response head arrived.
+    /// The connection failed before the response head arrived. When the
+    /// request's own body failed (the client left mid-upload, or sent more
+    /// than the body limit), the upstream is not at fault.
     fn from(e: SendError) -> Self {
         Self {
             error: describe(&e.error),
-            retryable: true,
+            retryable: !e.error.is_user(),
             unsent: e.request,
         }
     }
