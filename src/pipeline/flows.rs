@@ -4,7 +4,6 @@
 use futures_util::StreamExt;
 use http::HeaderMap;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 use crate::{
     error::ProxyError,
@@ -16,9 +15,9 @@ use crate::{
 
 use super::{
     attempts::{self, Completed, Expect, Seed},
-    call::CallCtx,
+    call::{CallCtx, Lines},
     checks,
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Output, Report},
     plan::Route,
 };
 
@@ -89,6 +88,26 @@ impl Job {
         let completed = super::call_screen::after_complete(self, completed).await?;
         finalize(self, completed)
     }
+
+    /// The upstream's stream of this request's answer. A rejected schema
+    /// is known before any byte is streamed: it is degraded and asked again.
+    pub async fn open_stream(&self) -> Result<Lines, ProxyError> {
+        let mut body = self.body.clone();
+        body.insert("stream".into(), Value::Bool(true));
+        let mut degrades = 0;
+        loop {
+            match self
+                .ctx
+                .lines(self.route.path(), &Value::Object(body.clone()))
+                .await
+            {
+                Ok(lines) => return Ok(lines),
+                Err(e) if attempts::degrade_after(&e, &self.validate, &mut body, &mut degrades) => {
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// Run `job` and produce its output.
@@ -103,19 +122,14 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
         }
         Delivery::Buffered => {
             let (value, report) = job.complete(None).await?;
-            let (tx, rx) = mpsc::channel(CHANNEL);
             let route = job.route;
-            output::spawn_producer(tx, |tx| async move {
+            Ok(output::stream(report.headers(), |tx| async move {
                 for chunk in chunks_of(route, &value) {
                     if !output::send(&tx, Ok(chunk)).await {
                         return;
                     }
                 }
-            });
-            Ok(Output::Stream {
-                rx,
-                headers: report.headers(),
-            })
+            }))
         }
         Delivery::Pass => stream_pass(job).await,
         Delivery::Tools => super::stream_tools::run(job).await,
@@ -327,24 +341,9 @@ pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<
 /// Stream as the upstream produces; validate the whole at the end and
 /// report it in the done chunk (`augur_validation`, `augur_violations`).
 async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    // A rejected schema is known before any byte is streamed: degrade it.
-    let mut degrades = 0;
-    let mut lines = loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => break lines,
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    };
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    let mut lines = job.open_stream().await?;
     let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    output::spawn_producer(tx, |tx| async move {
+    Ok(output::stream(HeaderMap::new(), |tx| async move {
         let mut text = String::new();
         let mut overflow = false;
         while let Some(item) = lines.next().await {
@@ -394,9 +393,5 @@ async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
                 return;
             }
         }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: HeaderMap::new(),
-    })
+    }))
 }

@@ -22,39 +22,19 @@ use super::{
     call::Lines,
     checks,
     flows::{self, Job},
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Item, Output, Report},
 };
 
 /// Start the streamed thinking emulation.
 pub async fn run(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    let mut degrades = 0;
-    let lines = loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => break lines,
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    };
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    let lines = job.open_stream().await?;
     let report = Report {
         emulated: job.emulated,
         ..Report::default()
     };
-    output::spawn_producer(tx, |tx| async move {
-        if let Err(e) = pump(&job, lines, &tx).await {
-            let _ = tx.send(Err(e)).await;
-        }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: report.headers(),
-    })
+    Ok(output::stream_fallible(report.headers(), |tx| async move {
+        pump(&job, lines, &tx).await
+    }))
 }
 
 /// The answer's schema, when it has one (`Some(None)`: any JSON object).

@@ -28,7 +28,7 @@ use super::{
     call_screen::{self, Admit, StreamScreen},
     checks,
     flows::{self, Job},
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Item, Output, Report},
     plan::Route,
 };
 
@@ -40,7 +40,6 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
         .ctx
         .lines(Route::Chat.path(), &Value::Object(body))
         .await?;
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     // Headers go out before any call is known: say up front when some
     // tool's arguments can only be checked against its grammar copy.
     let inexact = matches!(&job.expect, Expect::Tools { set, .. } if !set.exact());
@@ -49,15 +48,9 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
         unchecked: inexact && job.validate.enabled,
         ..Report::default()
     };
-    output::spawn_producer(tx, |tx| async move {
-        if let Err(e) = pump(&job, lines, &tx).await {
-            let _ = tx.send(Err(e)).await;
-        }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: report.headers(),
-    })
+    Ok(output::stream_fallible(report.headers(), |tx| async move {
+        pump(&job, lines, &tx).await
+    }))
 }
 
 struct Progress {
