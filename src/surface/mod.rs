@@ -25,7 +25,7 @@ use std::future::Future;
 
 use axum::{body::Body, extract::Request, response::Response};
 use bytes::Bytes;
-use http::request::Parts;
+use http::{HeaderMap, HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
 
 use crate::{
@@ -145,6 +145,35 @@ async fn forward_bytes(
 fn acted_on(admitted: &Admitted) -> Option<&Model> {
     let model = admitted.model.as_ref()?;
     (admitted.acted_on || model.policy.format.is_some()).then_some(model)
+}
+
+/// A whole answer as Ollama's compatibility layers write it: `json` and a
+/// newline (Go's `json.Encoder`), with the output's `X-Augur-*` headers.
+fn json_answer(mut json: String, headers: HeaderMap) -> Response {
+    json.push('\n');
+    let mut r = Response::new(Body::from(json));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut().extend(headers);
+    r
+}
+
+/// An answer of SSE events, with the output's `X-Augur-*` headers;
+/// `no_cache`: the layer also sends `Cache-Control: no-cache`.
+fn sse_answer(body: Body, no_cache: bool, headers: HeaderMap) -> Response {
+    let mut r = Response::new(body);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    if no_cache {
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    r.headers_mut().extend(headers);
+    r
 }
 
 /// Run `exchange` for an admitted request under what admission
