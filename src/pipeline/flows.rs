@@ -1,9 +1,8 @@
 //! Stages 6-9 for a transformed request: run it whole (validate, repair,
 //! retry) or stream it, and shape the answer as Ollama would.
 
-use futures_util::StreamExt;
-use http::HeaderMap;
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
 
 use crate::{
     error::ProxyError,
@@ -17,7 +16,7 @@ use super::{
     attempts::{self, Completed, Expect, Seed},
     call::{CallCtx, Lines},
     checks,
-    output::{self, Output, Report},
+    output::{self, Item, Output, Report},
     plan::Route,
 };
 
@@ -108,6 +107,32 @@ impl Job {
             }
         }
     }
+
+    /// Nothing of the answer was sent yet: answer through the whole-answer
+    /// path (repair, retries) and send its chunks as `route` streams them,
+    /// leaving out its thinking when thinking went out already.
+    pub async fn stream_complete(
+        &self,
+        route: Route,
+        tx: &mpsc::Sender<Item>,
+        sent_thinking: bool,
+        seed: Option<Seed>,
+    ) -> Result<(), ProxyError> {
+        if tx.is_closed() {
+            // The client has gone: nothing is asked again.
+            return Ok(());
+        }
+        let (value, _report) = self.complete(seed).await?;
+        for chunk in chunks_of(route, &value) {
+            if sent_thinking && is_thinking_only(&chunk) {
+                continue;
+            }
+            if !output::send(tx, Ok(chunk)).await {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Run `job` and produce its output.
@@ -131,7 +156,7 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
                 }
             }))
         }
-        Delivery::Pass => stream_pass(job).await,
+        Delivery::Pass => super::stream_pass::run(job).await,
         Delivery::Tools => super::stream_tools::run(job).await,
         Delivery::Think => super::stream_think::run(job).await,
     }
@@ -336,62 +361,4 @@ pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<
     }
     chunk.insert("done".into(), json!(false));
     Value::Object(chunk)
-}
-
-/// Stream as the upstream produces; validate the whole at the end and
-/// report it in the done chunk (`augur_validation`, `augur_violations`).
-async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
-    let mut lines = job.open_stream().await?;
-    let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    Ok(output::stream(HeaderMap::new(), |tx| async move {
-        let mut text = String::new();
-        let mut overflow = false;
-        while let Some(item) = lines.next().await {
-            let mut chunk = match item {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-            };
-            let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
-            let piece = attempts::answer_text(job.route, &chunk);
-            if text.len() + piece.len() <= limit {
-                text.push_str(&piece);
-            } else {
-                overflow = true;
-            }
-            // The client has gone: nothing to check for anyone.
-            if tx.is_closed() {
-                return;
-            }
-            if done && !matches!(job.expect, Expect::Text) {
-                let verdict = if overflow {
-                    json!("unchecked")
-                } else {
-                    let interp = attempts::interpret(&text, &job.expect, &job.validators, false);
-                    if interp.violations.is_empty() && interp.unchecked {
-                        json!("unchecked")
-                    } else if interp.violations.is_empty() {
-                        json!("valid")
-                    } else {
-                        metrics::counter!("augur_validation_failures_total").increment(1);
-                        if let Value::Object(f) = &mut chunk {
-                            f.insert(
-                                "augur_violations".into(),
-                                json!(checks::describe(&interp.violations)),
-                            );
-                        }
-                        json!("invalid")
-                    }
-                };
-                if let Value::Object(f) = &mut chunk {
-                    f.insert("augur_validation".into(), verdict);
-                }
-            }
-            if !output::send(&tx, Ok(chunk)).await || done {
-                return;
-            }
-        }
-    }))
 }

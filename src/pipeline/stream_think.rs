@@ -138,7 +138,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 truncated: last.get("done_reason") == Some(&json!("length")),
                 text: raw,
             };
-            return fallback(job, tx, sent_thinking, Some(seed)).await;
+            return job
+                .stream_complete(job.route, tx, sent_thinking, Some(seed))
+                .await;
         };
         if !sent_thinking && !finished.thinking.is_empty() {
             let c = flows::delta_chunk(route, &model, "", Some(&finished.thinking));
@@ -164,7 +166,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     attempts::interpret(&text, &expect, &job.validators, job.validate.repair);
                 let invalid = !interp.violations.is_empty() && job.validate.enabled;
                 if invalid && job.validate.max_retries > 0 {
-                    return fallback(job, tx, true, None).await;
+                    return job.stream_complete(job.route, tx, true, None).await;
                 }
                 if invalid && job.validate.on_failure == OnFailure::Error {
                     metrics::counter!("augur_validation_rejected_total").increment(1);
@@ -217,27 +219,4 @@ fn done_chunk(route: super::plan::Route, mut last: Value) -> Value {
         }
     }
     last
-}
-
-/// Answer through the whole-answer path (repair, retries) and stream its
-/// chunks; its thinking is left out when thinking was sent already.
-async fn fallback(
-    job: &Job,
-    tx: &mpsc::Sender<Item>,
-    sent_thinking: bool,
-    seed: Option<Seed>,
-) -> Result<(), ProxyError> {
-    if tx.is_closed() {
-        return Ok(());
-    }
-    let (value, _report) = job.complete(seed).await?;
-    for chunk in flows::chunks_of(job.route, &value) {
-        if sent_thinking && flows::is_thinking_only(&chunk) {
-            continue;
-        }
-        if !output::send(tx, Ok(chunk)).await {
-            break;
-        }
-    }
-    Ok(())
 }

@@ -170,7 +170,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                         truncated: chunk.get("done_reason") == Some(&json!("length")),
                         text: std::mem::take(&mut p.raw),
                     };
-                    return fallback(job, tx, p.sent_thinking, Some(seed)).await;
+                    return job
+                        .stream_complete(Route::Chat, tx, p.sent_thinking, Some(seed))
+                        .await;
                 }
                 Err(_) if eof && p.sent.is_empty() => {
                     // Answer text was streamed and the upstream stopped
@@ -210,7 +212,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     }
                     let original = call.clone();
                     let Some(call) = checked_call(job, set, call, &mut p)? else {
-                        return fallback(job, tx, p.sent_thinking, None).await;
+                        return job
+                            .stream_complete(Route::Chat, tx, p.sent_thinking, None)
+                            .await;
                     };
                     // Seen: a repeat of it is skipped whether it went out or not.
                     p.sent.push(original);
@@ -362,29 +366,4 @@ fn checked_call(
             Ok(Some(call))
         }
     }
-}
-
-/// Nothing of the answer was sent yet: answer through the whole-answer
-/// path (repair, retries) and stream its chunks, leaving out its thinking
-/// when thinking went out already.
-async fn fallback(
-    job: &Job,
-    tx: &mpsc::Sender<Item>,
-    sent_thinking: bool,
-    seed: Option<Seed>,
-) -> Result<(), ProxyError> {
-    if tx.is_closed() {
-        // The client has gone: nothing is asked again.
-        return Ok(());
-    }
-    let (value, _report) = job.complete(seed).await?;
-    for chunk in flows::chunks_of(Route::Chat, &value) {
-        if sent_thinking && flows::is_thinking_only(&chunk) {
-            continue;
-        }
-        if !output::send(tx, Ok(chunk)).await {
-            break;
-        }
-    }
-    Ok(())
 }
