@@ -1,8 +1,6 @@
 //! Stages 6-9 for a transformed request: run it whole (validate, repair,
 //! retry) or stream it, and shape the answer as Ollama would.
 
-use futures_util::StreamExt;
-use http::HeaderMap;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -16,9 +14,9 @@ use crate::{
 
 use super::{
     attempts::{self, Completed, Expect, Seed},
-    call::CallCtx,
+    call::{CallCtx, Lines},
     checks,
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Item, Output, Report},
     plan::Route,
 };
 
@@ -89,6 +87,52 @@ impl Job {
         let completed = super::call_screen::after_complete(self, completed).await?;
         finalize(self, completed)
     }
+
+    /// The upstream's stream of this request's answer. A rejected schema
+    /// is known before any byte is streamed: it is degraded and asked again.
+    pub async fn open_stream(&self) -> Result<Lines, ProxyError> {
+        let mut body = self.body.clone();
+        body.insert("stream".into(), Value::Bool(true));
+        let mut degrades = 0;
+        loop {
+            match self
+                .ctx
+                .lines(self.route.path(), &Value::Object(body.clone()))
+                .await
+            {
+                Ok(lines) => return Ok(lines),
+                Err(e) if attempts::degrade_after(&e, &self.validate, &mut body, &mut degrades) => {
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Nothing of the answer was sent yet: answer through the whole-answer
+    /// path (repair, retries) and send its chunks as `route` streams them,
+    /// leaving out its thinking when thinking went out already.
+    pub async fn stream_complete(
+        &self,
+        route: Route,
+        tx: &mpsc::Sender<Item>,
+        sent_thinking: bool,
+        seed: Option<Seed>,
+    ) -> Result<(), ProxyError> {
+        if tx.is_closed() {
+            // The client has gone: nothing is asked again.
+            return Ok(());
+        }
+        let (value, _report) = self.complete(seed).await?;
+        for chunk in chunks_of(route, &value) {
+            if sent_thinking && is_thinking_only(&chunk) {
+                continue;
+            }
+            if !output::send(tx, Ok(chunk)).await {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Run `job` and produce its output.
@@ -103,21 +147,16 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
         }
         Delivery::Buffered => {
             let (value, report) = job.complete(None).await?;
-            let (tx, rx) = mpsc::channel(CHANNEL);
             let route = job.route;
-            output::spawn_producer(tx, |tx| async move {
+            Ok(output::stream(report.headers(), |tx| async move {
                 for chunk in chunks_of(route, &value) {
                     if !output::send(&tx, Ok(chunk)).await {
                         return;
                     }
                 }
-            });
-            Ok(Output::Stream {
-                rx,
-                headers: report.headers(),
-            })
+            }))
         }
-        Delivery::Pass => stream_pass(job).await,
+        Delivery::Pass => super::stream_pass::run(job).await,
         Delivery::Tools => super::stream_tools::run(job).await,
         Delivery::Think => super::stream_think::run(job).await,
     }
@@ -322,81 +361,4 @@ pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<
     }
     chunk.insert("done".into(), json!(false));
     Value::Object(chunk)
-}
-
-/// Stream as the upstream produces; validate the whole at the end and
-/// report it in the done chunk (`augur_validation`, `augur_violations`).
-async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    // A rejected schema is known before any byte is streamed: degrade it.
-    let mut degrades = 0;
-    let mut lines = loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => break lines,
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    };
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
-    let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    output::spawn_producer(tx, |tx| async move {
-        let mut text = String::new();
-        let mut overflow = false;
-        while let Some(item) = lines.next().await {
-            let mut chunk = match item {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-            };
-            let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
-            let piece = attempts::answer_text(job.route, &chunk);
-            if text.len() + piece.len() <= limit {
-                text.push_str(&piece);
-            } else {
-                overflow = true;
-            }
-            // The client has gone: nothing to check for anyone.
-            if tx.is_closed() {
-                return;
-            }
-            if done && !matches!(job.expect, Expect::Text) {
-                let verdict = if overflow {
-                    json!("unchecked")
-                } else {
-                    let interp = attempts::interpret(&text, &job.expect, &job.validators, false);
-                    if interp.violations.is_empty() && interp.unchecked {
-                        json!("unchecked")
-                    } else if interp.violations.is_empty() {
-                        json!("valid")
-                    } else {
-                        metrics::counter!("augur_validation_failures_total").increment(1);
-                        if let Value::Object(f) = &mut chunk {
-                            f.insert(
-                                "augur_violations".into(),
-                                json!(checks::describe(&interp.violations)),
-                            );
-                        }
-                        json!("invalid")
-                    }
-                };
-                if let Value::Object(f) = &mut chunk {
-                    f.insert("augur_validation".into(), verdict);
-                }
-            }
-            if !output::send(&tx, Ok(chunk)).await || done {
-                return;
-            }
-        }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: HeaderMap::new(),
-    })
 }

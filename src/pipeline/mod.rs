@@ -29,6 +29,7 @@ pub mod plan;
 pub mod prepare;
 pub mod retry;
 pub mod splitter;
+pub mod stream_pass;
 pub mod stream_think;
 pub mod stream_tools;
 

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::tools::ToolSet;
+use crate::tools::{ToolSet, testutil::call};
 
 fn set() -> ToolSet {
     ToolSet::from_request(&[
@@ -20,13 +20,6 @@ fn set() -> ToolSet {
             "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}),
     ])
     .unwrap()
-}
-
-fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        name: name.into(),
-        arguments,
-    }
 }
 
 fn user(text: &str) -> Grounding {
