@@ -143,7 +143,9 @@ pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
-pub use grounding::{Grounding, drop_ungrounded, is_ungrounded_continuation};
+pub use grounding::{
+    Grounding, drop_ungrounded, is_ungrounded, is_ungrounded_addition, is_ungrounded_continuation,
+};
 pub use history::rewrite_messages;
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
 pub use placeholder::placeholder_violations;
