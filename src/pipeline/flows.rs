@@ -13,10 +13,10 @@ use crate::{
 };
 
 use super::{
-    attempts::{Completed, Expect, Seed},
-    call::CallCtx,
+    attempts::{self, Completed, Expect, Seed},
+    call::{CallCtx, Lines},
     checks,
-    output::{self, CHANNEL, Output, Report},
+    output::{self, Item, Output, Report},
     plan::Route,
 };
 
@@ -89,6 +89,60 @@ impl Job {
         report.fallback = answered;
         Ok((value, report))
     }
+
+    /// The upstream's stream of this request's answer, opened on its own
+    /// route (see [`Job::open_stream`] for the fallback models). A rejected
+    /// schema is known before any byte is streamed: it is degraded and
+    /// asked again.
+    pub async fn open_lines(&self) -> Result<Lines, ProxyError> {
+        let mut body = self.body.clone();
+        body.insert("stream".into(), Value::Bool(true));
+        let mut degrades = 0;
+        loop {
+            match self
+                .ctx
+                .lines(self.route.path(), &Value::Object(body.clone()))
+                .await
+            {
+                Ok(lines) => return Ok(lines),
+                Err(e) if attempts::degrade_after(&e, &self.validate, &mut body, &mut degrades) => {
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Nothing of the answer was sent yet: answer through the whole-answer
+    /// path (repair, retries, fallback models) and send its chunks as
+    /// `route` streams them, leaving out its thinking when thinking went
+    /// out already. A fallback model that answered after the headers went
+    /// out is named in the done chunk.
+    pub async fn stream_complete(
+        &self,
+        route: Route,
+        tx: &mpsc::Sender<Item>,
+        sent_thinking: bool,
+        seed: Option<Seed>,
+    ) -> Result<(), ProxyError> {
+        if tx.is_closed() {
+            // The client has gone: nothing is asked again.
+            return Ok(());
+        }
+        let (value, report) = self.complete(seed).await?;
+        let mut chunks = chunks_of(route, &value);
+        if let Some(done) = chunks.last_mut() {
+            super::fallback::note_in_done(self, &report, done);
+        }
+        for chunk in chunks {
+            if sent_thinking && is_thinking_only(&chunk) {
+                continue;
+            }
+            if !output::send(tx, Ok(chunk)).await {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Run `job` and produce its output.
@@ -103,19 +157,14 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
         }
         Delivery::Buffered => {
             let (value, report) = job.complete(None).await?;
-            let (tx, rx) = mpsc::channel(CHANNEL);
             let route = job.route;
-            output::spawn_producer(tx, |tx| async move {
+            Ok(output::stream(report.headers(), |tx| async move {
                 for chunk in chunks_of(route, &value) {
                     if !output::send(&tx, Ok(chunk)).await {
                         return;
                     }
                 }
-            });
-            Ok(Output::Stream {
-                rx,
-                headers: report.headers(),
-            })
+            }))
         }
         Delivery::Pass => super::stream_pass::run(job).await,
         Delivery::Tools => super::stream_tools::run(job).await,

@@ -31,7 +31,7 @@ pub enum Output {
 }
 
 /// Capacity of a chunk channel: small, so a slow client slows the producer.
-pub const CHANNEL: usize = 32;
+const CHANNEL: usize = 32;
 
 /// Render an [`Output`] in Ollama's wire format.
 pub fn ndjson(output: Output) -> Response {
@@ -133,6 +133,34 @@ pub async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
     tx.send(item).await.is_ok()
 }
 
+/// A stream answer with `headers`, whose chunks `producer` sends (see
+/// [`spawn_producer`]).
+pub fn stream<P, F>(headers: HeaderMap, producer: P) -> Output
+where
+    P: FnOnce(mpsc::Sender<Item>) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(CHANNEL);
+    spawn_producer(tx, producer);
+    Output::Stream { rx, headers }
+}
+
+/// A [`stream`] whose producer may fail: its error is the last item.
+pub fn stream_fallible<P, F>(headers: HeaderMap, producer: P) -> Output
+where
+    P: FnOnce(mpsc::Sender<Item>) -> F,
+    F: Future<Output = Result<(), ProxyError>> + Send + 'static,
+{
+    stream(headers, |tx| {
+        let produced = producer(tx.clone());
+        async move {
+            if let Err(e) = produced.await {
+                let _ = tx.send(Err(e)).await;
+            }
+        }
+    })
+}
+
 /// Run `producer`, given `tx` to feed, on a task of its own until it
 /// ends or the channel's receiver is dropped. The receiver lives in the
 /// response body, which the server drops when the client goes away
@@ -141,7 +169,7 @@ pub async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
 /// answer, a retry), and with it its upstream call, whose connection is
 /// closed, which stops the generation. Nothing is asked of the upstream
 /// for a client that has left.
-pub fn spawn_producer<P, F>(tx: mpsc::Sender<Item>, producer: P)
+fn spawn_producer<P, F>(tx: mpsc::Sender<Item>, producer: P)
 where
     P: FnOnce(mpsc::Sender<Item>) -> F,
     F: Future<Output = ()> + Send + 'static,

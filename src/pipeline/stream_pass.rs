@@ -1,35 +1,32 @@
-//! Streamed as it comes (`validate.stream: pass`, the default for
-//! `"json"`): chunks go to the client as the upstream produces them, and
-//! the whole answer is validated at the end and reported in the done chunk
-//! (`augur_validation`, `augur_violations`). Nothing is retried: it has
-//! been sent.
+//! A validated answer streamed as the upstream produces it (`stream:
+//! pass`, and JSON mode by default): the whole is validated at the end and
+//! the verdict reported in the done chunk. Nothing is retried: it has
+//! been sent; a fallback model answers only when the upstreams fail
+//! before the first byte.
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::error::ProxyError;
 
 use super::{
     attempts::{self, Expect},
-    call::Lines,
     checks,
     flows::Job,
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Output, Report},
 };
 
 /// Stream as the upstream produces; validate the whole at the end and
 /// report it in the done chunk (`augur_validation`, `augur_violations`).
 pub async fn run(job: Job) -> Result<Output, ProxyError> {
-    let (job, mut lines) = job.open_stream(open_stream).await?;
+    let (job, mut lines) = job.open_stream(Job::open_lines).await?;
     let headers = Report {
         fallback: job.answered.clone(),
         ..Report::default()
     }
     .headers();
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
     let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    output::spawn_producer(tx, |tx| async move {
+    Ok(output::stream(headers, |tx| async move {
         let mut text = String::new();
         let mut overflow = false;
         while let Some(item) = lines.next().await {
@@ -79,25 +76,5 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
                 return;
             }
         }
-    });
-    Ok(Output::Stream { rx, headers })
-}
-
-/// Open `job`'s stream. A schema the upstream rejects is known before any
-/// byte is streamed: it is degraded and sent again.
-pub(super) async fn open_stream(job: &Job) -> Result<Lines, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    let mut degrades = 0;
-    loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => return Ok(lines),
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    }))
 }

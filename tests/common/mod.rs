@@ -232,6 +232,25 @@ pub fn ndjson(text: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The `(event, data)` pairs of an SSE body.
+pub fn events(text: &str) -> Vec<(String, serde_json::Value)> {
+    text.split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            let mut name = String::new();
+            let mut data = serde_json::Value::Null;
+            for line in e.lines() {
+                if let Some(n) = line.strip_prefix("event: ") {
+                    name = n.to_string();
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data = serde_json::from_str(d).unwrap_or_else(|err| panic!("{err}: {d}"));
+                }
+            }
+            (name, data)
+        })
+        .collect()
+}
+
 /// The `augur` binary, run from the repository root, with no `AUGUR_*`
 /// settings inherited from the environment.
 pub fn augur_bin() -> std::process::Command {
