@@ -159,3 +159,28 @@ async fn on_store_error_allows_or_denies() {
     assert!(admit(&l, &none, "m", 0).await.is_ok());
     assert!(!l.store_health().unwrap().up);
 }
+
+#[test]
+fn weights_and_on_store_error_come_from_policies() {
+    let p = policy(
+        "auth: {keys: [{id: a, key_sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, weight: 3}]}\nlimits: {on_store_error: deny}\n",
+    );
+    assert_eq!(p.auth.keys[0].weight, 3);
+    assert_eq!(p.on_store_error, crate::policy::OnStoreError::Deny);
+    let shown = crate::policy::show::effective(&p);
+    assert_eq!(shown["limits"]["on_store_error"], "deny");
+    assert_eq!(shown["auth"]["keys"][0]["weight"], 3);
+    assert_eq!(
+        policy("{}\n").on_store_error,
+        crate::policy::OnStoreError::Allow
+    );
+    for bad in [
+        "limits: {on_store_error: maybe}\n",
+        "limits: {on_error: deny}\n",
+        "auth: {keys: [{id: a, key_env: PATH, weight: 0}]}\n",
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("p.yaml"), bad).unwrap();
+        assert!(load_dir(d.path(), d.path()).is_err(), "{bad}");
+    }
+}

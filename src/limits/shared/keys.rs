@@ -37,7 +37,9 @@ impl BucketSpec {
         Self::Rate {
             key,
             scope,
-            interval_us: 60_000_000 / u64::from(per_minute.max(1)),
+            // At least 1 µs: above 60 million a minute the limit is
+            // coarser than governor's nanoseconds, not a division by zero.
+            interval_us: (60_000_000 / u64::from(per_minute.max(1))).max(1),
             burst: burst.max(1),
         }
     }
