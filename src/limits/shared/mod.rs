@@ -87,7 +87,9 @@ struct Inner {
     location: String,
     prefix: String,
     timeout: Duration,
-    conn: Mutex<Option<MultiplexedConnection>>,
+    /// The connection and its number (a call that failed on an older one
+    /// must not drop its replacement).
+    conn: Mutex<Option<(u64, MultiplexedConnection)>>,
     up: AtomicBool,
     timeouts: AtomicU32,
     last_error: Mutex<Option<String>>,
@@ -212,7 +214,7 @@ impl SharedStore {
         let conn = lock(&self.inner.conn).clone();
         let result = match conn {
             None => Err(StoreError::Unavailable),
-            Some(mut conn) => {
+            Some((number, mut conn)) => {
                 match tokio::time::timeout(self.inner.timeout, invocation.invoke_async(&mut conn))
                     .await
                 {
@@ -221,14 +223,14 @@ impl SharedStore {
                         Ok(v)
                     }
                     Ok(Err(e)) if broken(&e) => {
-                        self.lost(&e.to_string());
+                        self.lost(number, &e.to_string());
                         Err(StoreError::Connection(e.to_string()))
                     }
                     Ok(Err(e)) => Err(StoreError::Server(e.to_string())),
                     Err(_) => {
                         let n = self.inner.timeouts.fetch_add(1, Ordering::Relaxed) + 1;
                         if n >= TIMEOUTS_BEFORE_RECONNECT {
-                            self.lost("no answer to several calls in a row");
+                            self.lost(number, "no answer to several calls in a row");
                         }
                         Err(StoreError::Timeout)
                     }
@@ -243,11 +245,17 @@ impl SharedStore {
         result
     }
 
-    /// Drop the connection and have the supervisor open another.
-    fn lost(&self, why: &str) {
-        if lock(&self.inner.conn).take().is_some() {
-            tracing::warn!(store = %self.inner.location, error = why, "limit store connection lost");
+    /// Drop connection `number`, if still in use, and have the supervisor
+    /// open another.
+    fn lost(&self, number: u64, why: &str) {
+        {
+            let mut conn = lock(&self.inner.conn);
+            if !matches!(&*conn, Some((n, _)) if *n == number) {
+                return;
+            }
+            *conn = None;
         }
+        tracing::warn!(store = %self.inner.location, error = why, "limit store connection lost");
         set_down(&self.inner, why);
         self.inner.wake.notify_one();
     }
@@ -277,6 +285,7 @@ fn set_down(inner: &Inner, why: &str) {
 /// exponential backoff (with jitter, so replicas do not reconnect in step).
 async fn supervise(inner: Arc<Inner>) {
     let mut backoff = MIN_BACKOFF;
+    let mut number = 0;
     loop {
         if lock(&inner.conn).is_some() {
             inner.wake.notified().await;
@@ -284,7 +293,8 @@ async fn supervise(inner: Arc<Inner>) {
         }
         match connect(&inner).await {
             Ok(conn) => {
-                *lock(&inner.conn) = Some(conn);
+                number += 1;
+                *lock(&inner.conn) = Some((number, conn));
                 inner.timeouts.store(0, Ordering::Relaxed);
                 *lock(&inner.last_error) = None;
                 inner.up.store(true, Ordering::Release);
