@@ -100,7 +100,7 @@ impl AppState {
             config: self.config.clone(),
             upstream,
             policies: self.policies.clone(),
-            limits: self.limits.clone(),
+            limits: self.limits.for_worker(),
             audit: self.audit.clone(),
             metrics: self.metrics.clone(),
             capabilities,

@@ -77,13 +77,14 @@ struct Inner {
     rates: rate::RateLimiters,
     tokens: TokenBuckets,
     semaphores: concurrency::Semaphores,
-    shared: Option<SharedStore>,
 }
 
 /// All limiter state; cheap to clone (shared).
 #[derive(Debug, Clone, Default)]
 pub struct Limits {
     inner: Arc<Inner>,
+    /// This thread's handle on the shared store, if one is configured.
+    shared: Option<SharedStore>,
 }
 
 /// A request that passed every limit. Holds the concurrency slot until
@@ -150,23 +151,32 @@ impl Limits {
     pub fn with_redis(url: &str, prefix: &str, timeout: Duration) -> Result<Self, String> {
         let store = SharedStore::new(url, prefix, timeout)?;
         Ok(Self {
-            inner: Arc::new(Inner {
-                shared: Some(store),
-                ..Inner::default()
-            }),
+            inner: Arc::default(),
+            shared: Some(store),
         })
+    }
+
+    /// The same limits for a worker thread with its own event loop: the
+    /// counters, and concurrency slots, are the same; the connection to a
+    /// shared store is the worker's own, so a store call does not wait on
+    /// another thread. Call [`Limits::start`] on the worker's event loop.
+    pub fn for_worker(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: self.shared.as_ref().map(SharedStore::sibling),
+        }
     }
 
     /// Connect the shared store, if any, waiting up to `wait` for it.
     pub async fn start(&self, wait: Duration) {
-        if let Some(s) = &self.inner.shared {
+        if let Some(s) = &self.shared {
             s.start(wait).await;
         }
     }
 
     /// The shared store's health, if one is configured.
     pub fn store_health(&self) -> Option<shared::Health> {
-        self.inner.shared.as_ref().map(SharedStore::health)
+        self.shared.as_ref().map(SharedStore::health)
     }
 
     /// See [`auth::authenticate`].
@@ -230,7 +240,7 @@ impl Limits {
         if !counts {
             return Ok(admission);
         }
-        match &self.inner.shared {
+        match &self.shared {
             Some(store) => {
                 let outcome =
                     shared::admission::admit(store, policy, principal, model, estimate).await?;

@@ -108,7 +108,7 @@ async fn budgets_reserve_the_estimate_and_settle_the_answer() {
     let mut balance = 0;
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(10)).await;
-        let store = b.inner.shared.as_ref().unwrap();
+        let store = b.shared.as_ref().unwrap();
         let key = shared::key_for(
             "augur",
             &Principal::anonymous(IP).limiter_key(),

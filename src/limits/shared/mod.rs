@@ -8,9 +8,12 @@
 //! Scripts are sent by digest (`EVALSHA`), loaded once per connection and
 //! again whenever the server has lost them.
 //!
-//! One multiplexed connection serves every worker thread. A supervisor task
-//! opens it, and opens it again with exponential backoff (50 ms to 2 s)
-//! after the server went away. A call never waits for a connection: while
+//! Each worker thread has its own multiplexed connection, opened on its own
+//! event loop before it serves (so a call never hops threads), and the
+//! admin listener one more, whose health `/-/ready` shows. A supervisor
+//! task per connection opens it, and opens it again with exponential
+//! backoff (50 ms to 2 s) after the server went away; an open connection is
+//! checked with `PING` every second. A call never waits for a connection: while
 //! there is none, or when the server does not answer within
 //! `store_timeout_ms`, the call fails at once with a [`StoreError`] and the
 //! policy's `limits.on_store_error` decides. Three timeouts in a row count
@@ -39,6 +42,9 @@ pub(crate) use scripts::Verdict;
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often an open connection is checked with `PING` (a handle that
+/// makes no calls, such as the admin listener's, learns of a loss so).
+const PING_INTERVAL: Duration = Duration::from_secs(1);
 /// Timeouts in a row after which the connection is replaced.
 const TIMEOUTS_BEFORE_RECONNECT: u32 = 3;
 
@@ -136,6 +142,28 @@ impl SharedStore {
                 scripts: scripts::Scripts::new(),
             }),
         })
+    }
+
+    /// Another handle on the same store with a connection of its own, for
+    /// another thread's event loop (a connection's I/O runs on the event
+    /// loop that opened it).
+    pub(crate) fn sibling(&self) -> Self {
+        let i = &self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                client: i.client.clone(),
+                location: i.location.clone(),
+                prefix: i.prefix.clone(),
+                timeout: i.timeout,
+                conn: Mutex::new(None),
+                up: AtomicBool::new(false),
+                timeouts: AtomicU32::new(0),
+                last_error: Mutex::new(Some("not connected yet".into())),
+                wake: Notify::new(),
+                started: AtomicBool::new(false),
+                scripts: scripts::Scripts::new(),
+            }),
+        }
     }
 
     /// Start the connection supervisor on the current runtime (once), and
@@ -245,20 +273,24 @@ impl SharedStore {
         result
     }
 
-    /// Drop connection `number`, if still in use, and have the supervisor
-    /// open another.
     fn lost(&self, number: u64, why: &str) {
-        {
-            let mut conn = lock(&self.inner.conn);
-            if !matches!(&*conn, Some((n, _)) if *n == number) {
-                return;
-            }
-            *conn = None;
-        }
-        tracing::warn!(store = %self.inner.location, error = why, "limit store connection lost");
-        set_down(&self.inner, why);
-        self.inner.wake.notify_one();
+        lost(&self.inner, number, why);
     }
+}
+
+/// Drop connection `number`, if still in use, and have the supervisor open
+/// another.
+fn lost(inner: &Inner, number: u64, why: &str) {
+    {
+        let mut conn = lock(&inner.conn);
+        if !matches!(&*conn, Some((n, _)) if *n == number) {
+            return;
+        }
+        *conn = None;
+    }
+    tracing::warn!(store = %inner.location, error = why, "limit store connection lost");
+    set_down(inner, why);
+    inner.wake.notify_one();
 }
 
 /// Whether an error means the connection is gone (rather than the server
@@ -287,8 +319,20 @@ async fn supervise(inner: Arc<Inner>) {
     let mut backoff = MIN_BACKOFF;
     let mut number = 0;
     loop {
-        if lock(&inner.conn).is_some() {
-            inner.wake.notified().await;
+        let current = lock(&inner.conn).clone();
+        if let Some((n, mut conn)) = current {
+            tokio::select! {
+                _ = inner.wake.notified() => {}
+                _ = tokio::time::sleep(PING_INTERVAL) => {
+                    let cmd = redis::cmd("PING");
+                    let ping = cmd.query_async::<String>(&mut conn);
+                    match tokio::time::timeout(CONNECT_TIMEOUT, ping).await {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => lost(&inner, n, &e.to_string()),
+                        Err(_) => lost(&inner, n, "no answer to PING"),
+                    }
+                }
+            }
             continue;
         }
         match connect(&inner).await {
