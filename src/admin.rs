@@ -28,13 +28,30 @@ async fn healthy() -> &'static str {
     "OK\n"
 }
 
-/// 200 only while the upstream answers `GET /`.
+/// 200 only while the upstream answers `GET /`. The body also says how
+/// the shared limit store is, if one is configured: its outage does not
+/// make augur unready (the policy's `limits.on_store_error` decides what
+/// requests get meanwhile, and every replica shares the store anyway).
 async fn ready(State(state): State<AppState>) -> Response {
+    let (status, text) = upstream_ready(&state).await;
+    let store = match state.limits.store_health() {
+        None => String::new(),
+        Some(h) if h.up => format!("limit store {}: up\n", h.location),
+        Some(h) => format!(
+            "limit store {}: down ({})\n",
+            h.location,
+            h.error.as_deref().unwrap_or("no connection")
+        ),
+    };
+    (status, format!("{text}{store}")).into_response()
+}
+
+async fn upstream_ready(state: &AppState) -> (StatusCode, String) {
     // The upstream's own base path is added when forwarding.
     let req =
         match http::Request::get("/").body(axum::body::Body::new(Empty::<bytes::Bytes>::new())) {
             Ok(req) => req,
-            Err(_) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
+            Err(_) => return (StatusCode::SERVICE_UNAVAILABLE, String::new()),
         };
     let probe = tokio::time::timeout(
         Duration::from_secs(2),
@@ -42,18 +59,16 @@ async fn ready(State(state): State<AppState>) -> Response {
     )
     .await;
     match probe {
-        Ok(Ok(r)) if r.status().is_success() => (StatusCode::OK, "ready\n").into_response(),
+        Ok(Ok(r)) if r.status().is_success() => (StatusCode::OK, "ready\n".into()),
         Ok(Ok(r)) => (
             StatusCode::SERVICE_UNAVAILABLE,
             format!("upstream answered {}\n", r.status()),
-        )
-            .into_response(),
-        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response(),
+        ),
+        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")),
         Err(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            "upstream did not answer in 2 s\n",
-        )
-            .into_response(),
+            "upstream did not answer in 2 s\n".into(),
+        ),
     }
 }
 
