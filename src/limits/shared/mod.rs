@@ -127,21 +127,12 @@ impl SharedStore {
         let info = client.get_connection_info();
         let location = format!("{}", info.addr());
         metrics::gauge!("augur_limit_store_up").set(0.0);
-        Ok(Self {
-            inner: Arc::new(Inner {
-                client,
-                location,
-                prefix: prefix.to_string(),
-                timeout,
-                conn: Mutex::new(None),
-                up: AtomicBool::new(false),
-                timeouts: AtomicU32::new(0),
-                last_error: Mutex::new(Some("not connected yet".into())),
-                wake: Notify::new(),
-                started: AtomicBool::new(false),
-                scripts: scripts::Scripts::new(),
-            }),
-        })
+        Ok(Self::unconnected(
+            client,
+            location,
+            prefix.to_string(),
+            timeout,
+        ))
     }
 
     /// Another handle on the same store with a connection of its own, for
@@ -149,12 +140,27 @@ impl SharedStore {
     /// loop that opened it).
     pub(crate) fn sibling(&self) -> Self {
         let i = &self.inner;
+        Self::unconnected(
+            i.client.clone(),
+            i.location.clone(),
+            i.prefix.clone(),
+            i.timeout,
+        )
+    }
+
+    /// A handle on `client` with no connection yet.
+    fn unconnected(
+        client: redis::Client,
+        location: String,
+        prefix: String,
+        timeout: Duration,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                client: i.client.clone(),
-                location: i.location.clone(),
-                prefix: i.prefix.clone(),
-                timeout: i.timeout,
+                client,
+                location,
+                prefix,
+                timeout,
                 conn: Mutex::new(None),
                 up: AtomicBool::new(false),
                 timeouts: AtomicU32::new(0),
