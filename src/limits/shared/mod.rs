@@ -102,6 +102,9 @@ struct Inner {
     wake: Notify,
     started: AtomicBool,
     scripts: scripts::Scripts,
+    /// Whether this handle sets `augur_limit_store_up` (the first one,
+    /// whose health `/-/ready` shows; not the workers' siblings).
+    reports: bool,
 }
 
 /// A handle on the shared store; cheap to clone.
@@ -132,6 +135,7 @@ impl SharedStore {
             location,
             prefix.to_string(),
             timeout,
+            true,
         ))
     }
 
@@ -145,15 +149,18 @@ impl SharedStore {
             i.location.clone(),
             i.prefix.clone(),
             i.timeout,
+            false,
         )
     }
 
-    /// A handle on `client` with no connection yet.
+    /// A handle on `client` with no connection yet; `reports` says whether
+    /// it sets `augur_limit_store_up`.
     fn unconnected(
         client: redis::Client,
         location: String,
         prefix: String,
         timeout: Duration,
+        reports: bool,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -168,6 +175,7 @@ impl SharedStore {
                 wake: Notify::new(),
                 started: AtomicBool::new(false),
                 scripts: scripts::Scripts::new(),
+                reports,
             }),
         }
     }
@@ -314,7 +322,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 fn set_down(inner: &Inner, why: &str) {
     *lock(&inner.last_error) = Some(why.to_string());
-    if inner.up.swap(false, Ordering::AcqRel) {
+    if inner.up.swap(false, Ordering::AcqRel) && inner.reports {
         metrics::gauge!("augur_limit_store_up").set(0.0);
     }
 }
@@ -348,7 +356,9 @@ async fn supervise(inner: Arc<Inner>) {
                 inner.timeouts.store(0, Ordering::Relaxed);
                 *lock(&inner.last_error) = None;
                 inner.up.store(true, Ordering::Release);
-                metrics::gauge!("augur_limit_store_up").set(1.0);
+                if inner.reports {
+                    metrics::gauge!("augur_limit_store_up").set(1.0);
+                }
                 tracing::info!(store = %inner.location, "limit store connected");
                 backoff = MIN_BACKOFF;
             }
