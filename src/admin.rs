@@ -28,19 +28,33 @@ async fn healthy() -> &'static str {
 
 /// 200 while at least one upstream answers `GET /api/version` (all are
 /// probed at once, each for at most 2 s); else 503 naming each failure.
+/// The body also says how the shared limit store is, if one is
+/// configured: its outage does not make augur unready (the policy's
+/// `limits.on_store_error` decides what requests get meanwhile, and every
+/// replica shares the store anyway).
 async fn ready(State(state): State<AppState>) -> Response {
     let probes = state.fleet.probe_all().await;
-    if probes.iter().any(Result::is_ok) {
-        return (StatusCode::OK, "ready\n").into_response();
-    }
-    let mut text = String::new();
+    let (status, mut text) = if probes.iter().any(Result::is_ok) {
+        (StatusCode::OK, "ready\n".to_string())
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, String::new())
+    };
     for (i, probe) in probes.iter().enumerate() {
         if let Err(e) = probe {
             let name = state.fleet.name(i).unwrap_or("?");
             text.push_str(&format!("{name}: {e}\n"));
         }
     }
-    (StatusCode::SERVICE_UNAVAILABLE, text).into_response()
+    match state.limits.store_health() {
+        None => {}
+        Some(h) if h.up => text.push_str(&format!("limit store {}: up\n", h.location)),
+        Some(h) => text.push_str(&format!(
+            "limit store {}: down ({})\n",
+            h.location,
+            h.error.as_deref().unwrap_or("no connection")
+        )),
+    }
+    (status, text).into_response()
 }
 
 /// Every upstream's health, requests in flight, models and loaded models,

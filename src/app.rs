@@ -257,6 +257,9 @@ pub async fn serve_workers(
                     match TcpListener::from_std(std_listener) {
                         Ok(listener) => {
                             worker_state.fleet.spawn_sweepers();
+                            // This worker's own connection to a shared
+                            // limit store, before its first request.
+                            worker_state.limits.start(Duration::from_secs(2)).await;
                             let app = router(worker_state);
                             serve(listener, app, shutdown, accept).await;
                         }

@@ -103,6 +103,12 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
     let state =
         AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
     state.fleet.spawn_sweepers();
+    // The shared limit store, if any, is connected from this thread's
+    // event loop; requests on worker threads use that connection.
+    state.limits.start(std::time::Duration::from_secs(2)).await;
+    if let Some(h) = state.limits.store_health() {
+        tracing::info!(store = %h.location, up = h.up, "limit store");
+    }
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);

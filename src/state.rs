@@ -8,7 +8,7 @@ use std::sync::Arc;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::{
-    config::Config,
+    config::{Config, LimitStore},
     error::ProxyError,
     limits::Limits,
     policy::{AuditLog, Policy, PolicyStore},
@@ -59,13 +59,20 @@ impl AppState {
     ) -> Result<Self, ProxyError> {
         let fleet = Fleet::new(&config)?;
         let capabilities = Capabilities::new(fleet.clone(), config.capabilities_ttl);
+        let limits = match &config.limit_store {
+            LimitStore::Memory => Limits::new(),
+            LimitStore::Redis { url } => {
+                Limits::with_redis(url, &config.limit_key_prefix, config.limit_store_timeout)
+                    .map_err(|e| ProxyError::Internal(format!("limits.store: {e}")))?
+            }
+        };
         // Before the first schema is compiled: the caches are sized once.
         crate::validate::set_cache_budget(config.schema_cache_bytes);
         Ok(Self(Arc::new(Shared {
             config: Arc::new(config),
             fleet,
             policies: Arc::new(store),
-            limits: Limits::new(),
+            limits,
             audit: AuditLog::spawn(),
             metrics,
             capabilities,
@@ -82,7 +89,7 @@ impl AppState {
             config: self.config.clone(),
             fleet,
             policies: self.policies.clone(),
-            limits: self.limits.clone(),
+            limits: self.limits.for_worker(),
             audit: self.audit.clone(),
             metrics: self.metrics.clone(),
             capabilities,

@@ -138,6 +138,10 @@ async fn nothing_to_change_is_forwarded_byte_for_byte() {
             let mut v: Value = serde_json::from_str(t).unwrap();
             v["id"] = json!("resp");
             v["created_at"] = json!(0);
+            // Seconds on the clock: two answers may fall either side of one.
+            if v.get("completed_at").is_some_and(|c| !c.is_null()) {
+                v["completed_at"] = json!(0);
+            }
             if let Some(items) = v["output"].as_array_mut() {
                 for i in items {
                     i["id"] = json!("id");

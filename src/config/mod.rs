@@ -72,6 +72,8 @@ struct FileConfig {
     paths: FilePaths,
     #[serde(default)]
     log: FileLog,
+    #[serde(default)]
+    limits: FileLimits,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -110,9 +112,28 @@ struct FilePaths {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FileLimits {
+    store: Option<String>,
+    store_timeout_ms: Option<u64>,
+    key_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FileLog {
     format: Option<LogFormat>,
     level: Option<String>,
+}
+
+/// Where request rate limits and token budgets are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LimitStore {
+    /// In this process: each replica counts on its own.
+    #[default]
+    Memory,
+    /// In Redis or Valkey, shared by every replica using the same server,
+    /// database and key prefix (`redis://host:port/db`).
+    Redis { url: String },
 }
 
 /// The resolved startup settings.
@@ -156,6 +177,13 @@ pub struct Config {
     pub models_refresh: Duration,
     pub log_format: LogFormat,
     pub log_level: String,
+    /// `limits.store`.
+    pub limit_store: LimitStore,
+    /// Longest wait for one call to the limit store; past it the call
+    /// counts as a store error (see the policy's `on_store_error`).
+    pub limit_store_timeout: Duration,
+    /// Prefix of every key augur writes to the limit store.
+    pub limit_key_prefix: String,
 }
 
 impl Default for Config {
@@ -190,6 +218,9 @@ impl Default for Config {
             models_refresh: Duration::from_secs(30),
             log_format: LogFormat::Text,
             log_level: "info".to_string(),
+            limit_store: LimitStore::Memory,
+            limit_store_timeout: Duration::from_millis(5),
+            limit_key_prefix: "augur".to_string(),
         }
     }
 }
@@ -208,6 +239,8 @@ pub enum ConfigError {
     Upstream { url: String, message: String },
     #[error("invalid upstreams: {0}")]
     Upstreams(String),
+    #[error("invalid limits.store {value:?}: {message}")]
+    LimitStore { value: String, message: String },
 }
 
 impl Config {
@@ -286,6 +319,16 @@ impl Config {
                 .max(Duration::from_millis(100)),
             log_format: file.log.format.unwrap_or(d.log_format),
             log_level: file.log.level.unwrap_or(d.log_level),
+            limit_store: match file.limits.store {
+                Some(s) => parse_limit_store(&s)?,
+                None => d.limit_store,
+            },
+            limit_store_timeout: ms(file.limits.store_timeout_ms, d.limit_store_timeout)
+                .max(Duration::from_millis(1)),
+            limit_key_prefix: match file.limits.key_prefix {
+                Some(p) => parse_key_prefix(&p)?,
+                None => d.limit_key_prefix,
+            },
         })
     }
 }
@@ -303,6 +346,44 @@ fn parse_file(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
         path: path.to_path_buf(),
         message: e.to_string(),
     })
+}
+
+/// `memory`, or a Redis/Valkey URL the client can use (checked here, not
+/// connected to: the store may come up after augur).
+fn parse_limit_store(value: &str) -> Result<LimitStore, ConfigError> {
+    if value == "memory" {
+        return Ok(LimitStore::Memory);
+    }
+    let err = |message: String| ConfigError::LimitStore {
+        value: value.to_string(),
+        message,
+    };
+    let scheme = value.split("://").next().unwrap_or_default();
+    if !["redis", "valkey", "redis+unix", "valkey+unix", "unix"].contains(&scheme) {
+        return Err(err(
+            "expected \"memory\" or redis://host:port/db (valkey:// and redis+unix:// too)".into(),
+        ));
+    }
+    redis::Client::open(value).map_err(|e| err(e.to_string()))?;
+    Ok(LimitStore::Redis {
+        url: value.to_string(),
+    })
+}
+
+fn parse_key_prefix(prefix: &str) -> Result<String, ConfigError> {
+    let ok = !prefix.is_empty()
+        && prefix.len() <= 64
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
+    if ok {
+        Ok(prefix.to_string())
+    } else {
+        Err(ConfigError::LimitStore {
+            value: prefix.to_string(),
+            message: "limits.key_prefix must be 1-64 of A-Z a-z 0-9 _ . : -".into(),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -347,6 +428,9 @@ mod tests {
         assert_eq!(c.max_connections, d.max_connections);
         assert_eq!(c.forward_client_auth, d.forward_client_auth);
         assert_eq!(c.log_format, d.log_format);
+        assert_eq!(c.limit_store, d.limit_store);
+        assert_eq!(c.limit_store_timeout, d.limit_store_timeout);
+        assert_eq!(c.limit_key_prefix, d.limit_key_prefix);
     }
 
     #[test]
@@ -373,5 +457,33 @@ mod tests {
         assert!(Config::from_toml(&Cli::default(), "[server]\nlisten_port = 1\n").is_err());
         assert!(Config::from_toml(&Cli::default(), "[upstream]\nurl = \"https://x\"\n").is_err());
         assert!(Config::from_toml(&Cli::default(), "[upstream]\nurl = \"127.0.0.1\"\n").is_err());
+        for bad in [
+            "redis",
+            "http://127.0.0.1:6379",
+            "rediss://127.0.0.1",
+            "redis://:x",
+        ] {
+            let text = format!("[limits]\nstore = \"{bad}\"\n");
+            assert!(Config::from_toml(&Cli::default(), &text).is_err(), "{bad}");
+        }
+        let bad_prefix = "[limits]\nkey_prefix = \"a b\"\n";
+        assert!(Config::from_toml(&Cli::default(), bad_prefix).is_err());
+    }
+
+    #[test]
+    fn the_limit_store_is_memory_or_a_redis_url() {
+        let c = Config::from_toml(&Cli::default(), "").unwrap();
+        assert_eq!(c.limit_store, LimitStore::Memory);
+        assert_eq!(c.limit_store_timeout, Duration::from_millis(5));
+        let text = "[limits]\nstore = \"redis://127.0.0.1:6380/2\"\nstore_timeout_ms = 20\nkey_prefix = \"team-a\"\n";
+        let c = Config::from_toml(&Cli::default(), text).unwrap();
+        assert_eq!(
+            c.limit_store,
+            LimitStore::Redis {
+                url: "redis://127.0.0.1:6380/2".into()
+            }
+        );
+        assert_eq!(c.limit_store_timeout, Duration::from_millis(20));
+        assert_eq!(c.limit_key_prefix, "team-a");
     }
 }

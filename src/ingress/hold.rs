@@ -242,7 +242,7 @@ mod tests {
     }
 
     async fn held(limits: &Limits, policy: &Policy, who: &Principal, usage: Usage) -> Hold {
-        let admission = limits.admit(policy, who, None, true).await.unwrap();
+        let admission = limits.admit(policy, who, None, true, 0).await.unwrap();
         Hold {
             admission: Some(admission),
             usage: Arc::new(usage),

@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use super::{
     error::PolicyError,
     model::{
-        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy,
-        PolicyMeta, RateLimit, Sources, StreamMode,
+        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure,
+        OnStoreError, Policy, PolicyMeta, RateLimit, Sources, StreamMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
@@ -81,6 +81,7 @@ pub(super) struct Builder<'a> {
     entries: Vec<(ModelGlob, Overlay)>,
     auth: AuthPolicy,
     audit: AuditPolicy,
+    on_store_error: OnStoreError,
     sources: Sources,
 }
 
@@ -96,6 +97,7 @@ impl<'a> Builder<'a> {
             entries: Vec::new(),
             auth: AuthPolicy::default(),
             audit: AuditPolicy::default(),
+            on_store_error: OnStoreError::default(),
             sources: Sources::default(),
         }
     }
@@ -190,6 +192,11 @@ impl<'a> Builder<'a> {
                 self.audit.include_arguments = inc;
                 self.set_by("audit.include_arguments", file);
             }
+        }
+        if let Some(on) = raw.limits.and_then(|l| l.on_store_error) {
+            let opts = [("allow", OnStoreError::Allow), ("deny", OnStoreError::Deny)];
+            self.on_store_error = parse_enum(file, "limits.on_store_error", &on, &opts)?;
+            self.set_by("limits.on_store_error", file);
         }
         Ok(())
     }
@@ -317,6 +324,7 @@ impl<'a> Builder<'a> {
             audit: self.audit,
             default_rate_limit: self.default_rate_limit,
             models,
+            on_store_error: self.on_store_error,
         })
     }
 }
@@ -355,5 +363,6 @@ fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError>
         models: key.models,
         allowed,
         rate_limit,
+        weight: key.weight.unwrap_or(1),
     })
 }

@@ -195,6 +195,30 @@ pub struct ApiKey {
     /// Replaces `defaults.rate_limit` for this key. `Some` with every field
     /// `None` (written `rate_limit: null`) = no per-principal limit.
     pub rate_limit: Option<RateLimit>,
+    /// Share of a model's concurrency queue against other principals
+    /// waiting for it (default 1; anonymous callers have 1).
+    pub weight: u32,
+}
+
+/// What admission does when the shared limit store cannot answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnStoreError {
+    /// Admit without rate limits or token budgets (a limiter outage does
+    /// not take the proxy down).
+    #[default]
+    Allow,
+    /// Refuse with 503 whatever a store would limit.
+    Deny,
+}
+
+impl OnStoreError {
+    /// As written in a policy file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+        }
+    }
 }
 
 /// `auth:` block.
@@ -244,6 +268,8 @@ pub struct Policy {
     pub default_rate_limit: Option<RateLimit>,
     /// Per-model settings: defaults plus `models.<glob>` overrides.
     pub models: super::rules::ModelRules,
+    /// `limits.on_store_error`.
+    pub on_store_error: OnStoreError,
 }
 
 impl Policy {
@@ -272,6 +298,7 @@ impl Policy {
             audit: AuditPolicy::default(),
             default_rate_limit: None,
             models: super::rules::ModelRules::default(),
+            on_store_error: OnStoreError::Allow,
         }
     }
 }

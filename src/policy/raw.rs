@@ -45,6 +45,15 @@ pub struct RawFile {
     pub auth: Option<RawAuth>,
     #[serde(default)]
     pub audit: Option<RawAudit>,
+    #[serde(default)]
+    pub limits: Option<RawLimits>,
+}
+
+/// `limits:` block: how limits behave when the shared store fails.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub on_store_error: Option<String>,
 }
 
 /// The settings shared by `defaults:` and each `models.<glob>:` entry.
@@ -139,6 +148,7 @@ pub struct RawKey {
     pub models: Vec<String>,
     #[serde(default)]
     pub rate_limit: Tri<RawRateLimit>,
+    pub weight: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -119,8 +119,9 @@ fn settings(p: &ModelPolicy) -> Value {
 /// ```json
 /// {"defaults": {…, "rate_limit": per principal},
 ///  "models": [{"glob": "gemma3:*", "files": […], "settings": {…}}],
-///  "auth": {"required": true, "keys": [{"id", "file", "models", "rate_limit"}]},
+///  "auth": {"required": true, "keys": [{"id", "file", "models", "rate_limit", "weight"}]},
 ///  "audit": {"path", "include_arguments"},
+///  "limits": {"on_store_error": "allow"},
 ///  "set_by": {"defaults.tools.parallel": "policies/10-site.yaml", …}}
 /// ```
 ///
@@ -172,6 +173,7 @@ pub fn effective(policy: &Policy) -> Value {
                 "file": sources.keys.get(i),
                 "models": if k.models.is_empty() { json!("all") } else { json!(k.models) },
                 "rate_limit": rate_limit(limit),
+                "weight": k.weight,
             })
         })
         .collect();
@@ -189,6 +191,7 @@ pub fn effective(policy: &Policy) -> Value {
             "path": policy.audit.path,
             "include_arguments": policy.audit.include_arguments,
         },
+        "limits": {"on_store_error": policy.on_store_error.as_str()},
         "set_by": set_by,
     })
 }

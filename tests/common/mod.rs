@@ -11,6 +11,7 @@
 pub mod formats;
 pub mod live;
 pub mod process;
+pub mod redis_server;
 pub mod tool_turns;
 
 use std::{net::SocketAddr, path::Path, time::Duration};
