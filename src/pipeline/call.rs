@@ -47,9 +47,7 @@ fn report_counts(usage: Option<&Arc<Usage>>, answer: &Value) {
 }
 
 impl CallCtx {
-    fn request(&self, path: &str, body: &Value) -> Result<Request<Body>, ProxyError> {
-        let bytes = serde_json::to_vec(body)
-            .map_err(|e| ProxyError::Internal(format!("serialize upstream body: {e}")))?;
+    fn request(&self, path: &str, bytes: Bytes) -> Result<Request<Body>, ProxyError> {
         let mut req = Request::builder()
             .method(Method::POST)
             .uri(path)
@@ -66,7 +64,7 @@ impl CallCtx {
         Ok(req)
     }
 
-    async fn send(&self, path: &str, body: &Value) -> Result<http::Response<Body>, ProxyError> {
+    async fn send(&self, path: &str, body: Bytes) -> Result<http::Response<Body>, ProxyError> {
         let req = self.request(path, body)?;
         self.state
             .upstream
@@ -76,6 +74,11 @@ impl CallCtx {
 
     /// POST `body` to `path` and read the whole JSON answer (bounded).
     pub async fn json(&self, path: &str, body: &Value) -> Result<Value, ProxyError> {
+        self.json_raw(path, serialize(body)?).await
+    }
+
+    /// [`CallCtx::json`] with the body's bytes as they are (the client's own).
+    pub async fn json_raw(&self, path: &str, body: Bytes) -> Result<Value, ProxyError> {
         let response = self.send(path, body).await?;
         let status = response.status();
         let limit = self.state.config.stream_buffer_limit as usize;
@@ -113,6 +116,11 @@ impl CallCtx {
 
     /// POST `body` to `path` and read the NDJSON answer line by line.
     pub async fn lines(&self, path: &str, body: &Value) -> Result<Lines, ProxyError> {
+        self.lines_raw(path, serialize(body)?).await
+    }
+
+    /// [`CallCtx::lines`] with the body's bytes as they are (the client's own).
+    pub async fn lines_raw(&self, path: &str, body: Bytes) -> Result<Lines, ProxyError> {
         let response = self.send(path, body).await?;
         let status = response.status();
         if !status.is_success() {
@@ -131,6 +139,12 @@ impl CallCtx {
         lines.usage = self.usage.clone();
         Ok(lines)
     }
+}
+
+fn serialize(body: &Value) -> Result<Bytes, ProxyError> {
+    serde_json::to_vec(body)
+        .map(Bytes::from)
+        .map_err(|e| ProxyError::Internal(format!("serialize upstream body: {e}")))
 }
 
 /// An upstream answer that failed before its end (cut, or silent for the

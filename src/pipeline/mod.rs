@@ -13,6 +13,8 @@
 //! ```text
 //! plan     = plan::decide(exchange, model policy, capabilities)   // 4 normalize, 5 emulate?
 //! if plan.is_passthrough() { return Forward }
+//! if plan.rescue { return rescue::run(…) }                          // native tools: calls written
+//!                                                                 // as text become tool calls
 //! (body, expect) = prepare::prepare(exchange, plan)               // 4-5 rewrite
 //! output = flows::run(job(body, expect), delivery)                // 6 forward, 7 validate /
 //!                                                                 // repair / retry, 8 synthesize,
@@ -27,6 +29,8 @@ pub mod flows;
 pub mod output;
 pub mod plan;
 pub mod prepare;
+pub mod rescue;
+pub mod rescue_stream;
 pub mod retry;
 pub mod splitter;
 pub mod stream_think;
@@ -59,6 +63,9 @@ pub struct Exchange {
     pub body: Map<String, Value>,
     /// Whether the surface streams when the body does not say.
     pub stream_default: bool,
+    /// The client's own bytes, when `body` is them parsed (Ollama's
+    /// native routes): what goes upstream when augur only reads the answer.
+    pub raw: Option<bytes::Bytes>,
 }
 
 /// Who and what an exchange runs for, as admission established it.
@@ -93,11 +100,12 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         route,
         body,
         stream_default,
+        raw,
     } = exchange;
     if is_load_request(route, &body) {
         return Ok(Outcome::Forward);
     }
-    let plan = plan::decide(
+    let mut plan = plan::decide(
         route,
         &body,
         cx.model,
@@ -108,6 +116,15 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     .await?;
     if plan.is_passthrough() {
         return Ok(Outcome::Forward);
+    }
+    if let Some(set) = plan.rescue.take() {
+        // Only the answer is read: the request goes as the client sent it.
+        let raw = raw.filter(|_| !plan.format_changed);
+        let stream = plan.stream;
+        let (upstream_body, _) =
+            prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
+        let job = job(&cx, route, upstream_body, attempts::Expect::Text, None);
+        return Ok(Outcome::Output(rescue::run(job, set, raw, stream).await?));
     }
     let emulated = emulated(&plan);
     note_emulation(cx.parts, emulated);

@@ -49,6 +49,7 @@ async fn handle(
         route,
         body: super::parse_object(&bytes)?,
         stream_default: true,
+        raw: Some(bytes.clone()),
     };
     match super::run(&state, &admitted, model, &parts, exchange).await? {
         Outcome::Forward => super::forward_bytes(&state, parts, bytes).await,

@@ -118,7 +118,7 @@ pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool) -> String
 }
 
 /// `text` on one line, trimmed and cut to [`MAX_DESCRIPTION`] characters.
-fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if joined.chars().count() > MAX_DESCRIPTION {
         let mut cut: String = joined.chars().take(MAX_DESCRIPTION).collect();
@@ -131,7 +131,7 @@ fn one_line(text: &str) -> String {
 
 /// `schema` pruned for display: only [`SHOWN_KEYWORDS`], short enums and
 /// descriptions, bounded depth. Non-object schemas are shown as they are.
-fn compact_schema(schema: &Value, depth: usize) -> Value {
+pub(crate) fn compact_schema(schema: &Value, depth: usize) -> Value {
     let Value::Object(m) = schema else {
         return schema.clone();
     };
@@ -172,7 +172,7 @@ const MAX_SHAPE_PROPERTIES: usize = 12;
 /// first property when none is required), each with its type where a value
 /// would be (`{"city":string,"days":integer}`). Not JSON on purpose: there
 /// is no value in it to copy.
-fn shape_arguments(schema: &Value) -> String {
+pub(crate) fn shape_arguments(schema: &Value) -> String {
     shape_object(schema, 0)
 }
 
@@ -211,7 +211,7 @@ fn shape_object(schema: &Value, depth: usize) -> String {
 /// Where a value of `schema` would go: `const` and short enums as their
 /// values (`"celsius"|"fahrenheit"`), else the type (`string`, `integer`,
 /// `number`, `true|false`, `[string]`, `{…}`).
-fn shape_value(schema: &Value, depth: usize) -> String {
+pub(crate) fn shape_value(schema: &Value, depth: usize) -> String {
     if let Some(c) = schema.get("const") {
         return c.to_string();
     }

@@ -43,6 +43,7 @@ async fn handle(state: AppState, admitted: Admitted, req: Request) -> Result<Res
         route: Route::Chat,
         body: translated.body,
         stream_default: false,
+        raw: None,
     };
     match super::run(&state, &admitted, model, &parts, exchange).await? {
         Outcome::Forward => super::forward_bytes(&state, parts, bytes).await,
