@@ -26,6 +26,7 @@ pub mod call;
 pub mod call_screen;
 pub mod checks;
 pub mod flows;
+pub mod interpret;
 pub mod output;
 pub mod plan;
 pub mod prepare;
@@ -35,6 +36,7 @@ pub mod retry;
 pub mod splitter;
 pub mod stream_think;
 pub mod stream_tools;
+pub mod text_mode;
 
 use std::sync::Arc;
 

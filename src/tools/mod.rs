@@ -148,7 +148,7 @@ pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
 pub use grounding::{Grounding, drop_ungrounded, is_ungrounded_continuation};
-pub use history::rewrite_messages;
+pub use history::{CallStyle, rewrite_messages, rewrite_messages_as};
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
 pub use placeholder::placeholder_violations;
 pub use prompt::instruction;

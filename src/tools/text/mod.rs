@@ -33,6 +33,8 @@
 
 mod convert;
 mod frame;
+mod literal;
+mod prompt;
 pub(crate) mod python;
 mod render;
 mod scan;
@@ -43,6 +45,7 @@ mod stream_tests;
 #[cfg(test)]
 mod tests;
 
+pub use prompt::instruction;
 pub use render::{render_calls, shape_of};
 pub use stream::{Extracted, TextStream, extract};
 

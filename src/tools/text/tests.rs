@@ -359,3 +359,29 @@ fn shapes_show_types_not_values() {
         r#"[TOOL_REQUEST]{"name":"get_weather","arguments":{"city":string}}[END_TOOL_REQUEST]"#
     );
 }
+
+#[test]
+fn the_instruction_names_the_form_and_shows_types_not_values() {
+    use crate::tools::ToolChoice;
+    let set = set();
+    for (_, format) in TextFormat::ALL {
+        let text = super::instruction(&set, &ToolChoice::Auto, true, format);
+        let shape = shape_of(set.get("get_weather").unwrap(), format);
+        assert!(text.ends_with(&shape), "{format:?}: {text}");
+        assert!(text.contains("- search Parameters: {"), "{text}");
+        assert!(text.contains("Otherwise answer in plain text."), "{text}");
+        assert!(text.contains("several calls at once"), "{text}");
+    }
+    let text = super::instruction(
+        &set,
+        &ToolChoice::Named("get_time".into()),
+        false,
+        TextFormat::Python,
+    );
+    assert!(text.contains("You must call get_time. "), "{text}");
+    assert!(
+        !text.contains("get_weather") && !text.contains("Otherwise"),
+        "{text}"
+    );
+    assert!(text.ends_with("[get_time(timezone=string)]"), "{text}");
+}
