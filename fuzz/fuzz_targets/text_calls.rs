@@ -16,7 +16,10 @@ fn set() -> ToolSet {
             "parameters": {"type": "object", "properties": props}}})
     };
     ToolSet::from_request(&[
-        tool("get_weather", json!({"city": {"type": "string"}, "unit": {"type": "string"}})),
+        tool(
+            "get_weather",
+            json!({"city": {"type": "string"}, "unit": {"type": "string"}}),
+        ),
         tool("get_time", json!({"timezone": {"type": "string"}})),
         tool("print", json!({"text": {"type": "string"}})),
     ])
