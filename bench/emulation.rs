@@ -61,7 +61,7 @@ fn main() {
         let set = tools::ToolSet::from_request_cached(&declared).expect("tools");
         let choice = tools::ToolChoice::from_request(None, &set).expect("choice");
         let format = tools::build_format(&set, &choice, true, None);
-        let instruction = tools::instruction(&set, &choice, true);
+        let instruction = tools::instruction(&set, &choice, true, "What is the weather in Paris?");
         let rewritten = tools::rewrite_messages(&messages, &instruction, true);
         let mut calls = match tools::parse_output(answer, &set) {
             Ok(tools::ModelOutput::Calls(calls)) => calls,
@@ -95,7 +95,7 @@ fn main() {
         std::hint::black_box(tools::build_format(&set, &choice, true, None));
         steps[1].1.push(t.elapsed());
         let t = Instant::now();
-        let instruction = tools::instruction(&set, &choice, true);
+        let instruction = tools::instruction(&set, &choice, true, "What is the weather in Paris?");
         steps[2].1.push(t.elapsed());
         let t = Instant::now();
         std::hint::black_box(tools::rewrite_messages(&messages, &instruction, true));

@@ -1,7 +1,5 @@
 //! The admin listener, separate from the proxy port: liveness, readiness,
-//! Prometheus metrics and the active policy.
-
-use std::time::Duration;
+//! Prometheus metrics, the active policy and the upstreams' state.
 
 use axum::{
     Json, Router,
@@ -10,7 +8,6 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
-use http_body_util::Empty;
 
 use crate::state::AppState;
 
@@ -21,6 +18,7 @@ pub fn router(state: AppState) -> Router {
         .route("/-/ready", get(ready))
         .route("/metrics", get(metrics))
         .route("/-/policies", get(policies))
+        .route("/-/upstreams", get(upstreams))
         .with_state(state)
 }
 
@@ -28,33 +26,42 @@ async fn healthy() -> &'static str {
     "OK\n"
 }
 
-/// 200 only while the upstream answers `GET /`.
+/// 200 while at least one upstream answers `GET /api/version` (all are
+/// probed at once, each for at most 2 s); else 503 naming each failure.
+/// The body also says how the shared limit store is, if one is
+/// configured: its outage does not make augur unready (the policy's
+/// `limits.on_store_error` decides what requests get meanwhile, and every
+/// replica shares the store anyway).
 async fn ready(State(state): State<AppState>) -> Response {
-    // The upstream's own base path is added when forwarding.
-    let req =
-        match http::Request::get("/").body(axum::body::Body::new(Empty::<bytes::Bytes>::new())) {
-            Ok(req) => req,
-            Err(_) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
-        };
-    let probe = tokio::time::timeout(
-        Duration::from_secs(2),
-        state.upstream.forward(req, None, None),
-    )
-    .await;
-    match probe {
-        Ok(Ok(r)) if r.status().is_success() => (StatusCode::OK, "ready\n").into_response(),
-        Ok(Ok(r)) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("upstream answered {}\n", r.status()),
-        )
-            .into_response(),
-        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response(),
-        Err(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "upstream did not answer in 2 s\n",
-        )
-            .into_response(),
+    let probes = state.fleet.probe_all().await;
+    let (status, mut text) = if probes.iter().any(Result::is_ok) {
+        (StatusCode::OK, "ready\n".to_string())
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, String::new())
+    };
+    for (i, probe) in probes.iter().enumerate() {
+        if let Err(e) = probe {
+            let name = state.fleet.name(i).unwrap_or("?");
+            text.push_str(&format!("{name}: {e}\n"));
+        }
     }
+    match state.limits.store_health() {
+        None => {}
+        Some(h) if h.up => text.push_str(&format!("limit store {}: up\n", h.location)),
+        Some(h) => text.push_str(&format!(
+            "limit store {}: down ({})\n",
+            h.location,
+            h.error.as_deref().unwrap_or("no connection")
+        )),
+    }
+    (status, text).into_response()
+}
+
+/// Every upstream's health, requests in flight, models and loaded models,
+/// read again now (each call bounded to 2 s).
+async fn upstreams(State(state): State<AppState>) -> Response {
+    state.fleet.refresh(true).await;
+    Json(state.fleet.status_json()).into_response()
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {

@@ -11,7 +11,8 @@
 //!    bounded body, allow-lists and limits; adds
 //!    [`crate::ingress::Admitted`], holds the admission until the response
 //!    body ends;
-//! 4. the routes: the body-aware pipeline for chat/generate/show/tags and
+//! 4. the routes: the body-aware pipeline for chat/generate/show/tags,
+//!    merged listings of several upstreams, and
 //!    [`crate::surface::passthrough::handle`] for everything else.
 //!
 //! Each worker thread runs its own single-threaded event loop with its own
@@ -38,7 +39,7 @@ pub type Proxy = crate::telemetry::Telemetry<crate::ingress::Ingress<Router>>;
 /// and [`crate::telemetry::TelemetryLayer`] (one wrapper each per request,
 /// rather than one per route).
 pub fn router(state: AppState) -> Proxy {
-    use crate::surface::{advertise, anthropic, ollama, openai, passthrough, responses};
+    use crate::surface::{advertise, anthropic, listing, ollama, openai, passthrough, responses};
     use axum::routing::{get, post};
     use tower::Layer as _;
     let routes = Router::new()
@@ -69,6 +70,11 @@ pub fn router(state: AppState) -> Proxy {
         .route(
             "/api/tags",
             get(advertise::tags).fallback(passthrough::handle),
+        )
+        .route("/api/ps", get(listing::ps).fallback(passthrough::handle))
+        .route(
+            "/v1/models",
+            get(listing::openai_models).fallback(passthrough::handle),
         )
         .fallback(passthrough::handle)
         .with_state(state.clone());
@@ -250,7 +256,10 @@ pub async fn serve_workers(
                 runtime.block_on(async move {
                     match TcpListener::from_std(std_listener) {
                         Ok(listener) => {
-                            worker_state.upstream.spawn_sweeper();
+                            worker_state.fleet.spawn_sweepers();
+                            // This worker's own connection to a shared
+                            // limit store, before its first request.
+                            worker_state.limits.start(Duration::from_secs(2)).await;
                             let app = router(worker_state);
                             serve(listener, app, shutdown, accept).await;
                         }

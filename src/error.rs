@@ -146,6 +146,21 @@ impl ProxyError {
         )
     }
 
+    /// Whether the upstreams failed to answer at all: unreachable, reset,
+    /// timed out, unreadable, or a server error of theirs (a schema their
+    /// converter rejected is the request's, not theirs).
+    pub fn is_upstream_failure(&self) -> bool {
+        match self {
+            ProxyError::UpstreamUnavailable(_)
+            | ProxyError::UpstreamTimeout(_)
+            | ProxyError::UpstreamProtocol(_) => true,
+            ProxyError::Upstream { status, kind, .. } => {
+                status.is_server_error() && *kind != UpstreamKind::SchemaRejected
+            }
+            _ => false,
+        }
+    }
+
     /// The message sent to the client.
     pub fn client_message(&self) -> String {
         match self {
@@ -292,6 +307,20 @@ mod tests {
                 kind
             );
         }
+    }
+
+    #[test]
+    fn upstream_failures_are_told_apart() {
+        let up = |status: u16, message: &str| {
+            ProxyError::upstream(StatusCode::from_u16(status).unwrap(), message.into())
+        };
+        assert!(ProxyError::UpstreamUnavailable("x".into()).is_upstream_failure());
+        assert!(ProxyError::UpstreamTimeout(1).is_upstream_failure());
+        assert!(up(500, "model runner has unexpectedly stopped").is_upstream_failure());
+        assert!(up(503, "server busy").is_upstream_failure());
+        assert!(!up(500, "invalid JSON schema in format").is_upstream_failure());
+        assert!(!up(404, "model 'x' not found").is_upstream_failure());
+        assert!(!ProxyError::Unprocessable("x".into()).is_upstream_failure());
     }
 
     #[test]

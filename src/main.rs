@@ -102,7 +102,13 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
         .map_err(|e| format!("invalid policy: {e}"))?;
     let state =
         AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
-    state.upstream.spawn_sweeper();
+    state.fleet.spawn_sweepers();
+    // The shared limit store, if any, is connected from this thread's
+    // event loop; requests on worker threads use that connection.
+    state.limits.start(std::time::Duration::from_secs(2)).await;
+    if let Some(h) = state.limits.store_health() {
+        tracing::info!(store = %h.location, up = h.up, "limit store");
+    }
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -113,12 +119,19 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
         listen = %config.listen,
         workers,
         admin = %config.admin_listen,
-        upstream = %config.upstream,
+        upstreams = %config
+            .upstreams
+            .iter()
+            .map(|u| format!("{}={}", u.name, u.url))
+            .collect::<Vec<_>>()
+            .join(","),
         open_files = open_files.map_or_else(|| "unlimited".to_string(), |n| n.to_string()),
         "augur started"
     );
     let shutdown = augur::shutdown::on_signal();
     let watcher = state.policies.clone().spawn_watcher(shutdown.clone());
+    // With several upstreams: probe them, learn their models.
+    let monitor = state.fleet.spawn_monitor(shutdown.clone());
     // Histogram samples are buffered until folded in; fold them regularly
     // so memory stays flat whether or not anything scrapes /metrics.
     if let Some(handle) = state.metrics.clone() {
@@ -152,6 +165,9 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
     let _ = admin_task.await;
     housekeeping.abort();
     let _ = watcher.await;
+    if let Some(monitor) = monitor {
+        let _ = monitor.await;
+    }
     tracing::info!("augur stopped");
     Ok(())
 }

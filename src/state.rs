@@ -1,18 +1,18 @@
-//! The state every request can reach: startup config, the upstream pool,
-//! the policy store, limiter state, the audit log, metrics and caches. One
+//! The state every request can reach: startup config, the upstreams, the
+//! policy store, limiter state, the audit log, metrics and caches. One
 //! pointer, cheap to clone; each worker thread has its own copy with its
-//! own upstream connection pool.
+//! own upstream connection pools.
 
 use std::sync::Arc;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::{
-    config::Config,
+    config::{Config, LimitStore},
     error::ProxyError,
     limits::Limits,
     policy::{AuditLog, Policy, PolicyStore},
-    upstream::{Upstream, capabilities::Capabilities},
+    upstream::{Fleet, capabilities::Capabilities},
     validate::Validators,
 };
 
@@ -31,7 +31,7 @@ impl std::ops::Deref for AppState {
 /// The state behind an [`AppState`].
 pub struct Shared {
     pub config: Arc<Config>,
-    pub upstream: Upstream,
+    pub fleet: Fleet,
     pub policies: Arc<PolicyStore>,
     pub limits: Limits,
     pub audit: AuditLog,
@@ -57,20 +57,22 @@ impl AppState {
         store: PolicyStore,
         metrics: Option<PrometheusHandle>,
     ) -> Result<Self, ProxyError> {
-        let upstream = Upstream::new(
-            config.upstream.clone(),
-            config.connect_timeout,
-            config.first_byte_timeout,
-            config.idle_timeout,
-        )?;
-        let capabilities = Capabilities::new(upstream.clone(), config.capabilities_ttl);
+        let fleet = Fleet::new(&config)?;
+        let capabilities = Capabilities::new(fleet.clone(), config.capabilities_ttl);
+        let limits = match &config.limit_store {
+            LimitStore::Memory => Limits::new(),
+            LimitStore::Redis { url } => {
+                Limits::with_redis(url, &config.limit_key_prefix, config.limit_store_timeout)
+                    .map_err(|e| ProxyError::Internal(format!("limits.store: {e}")))?
+            }
+        };
         // Before the first schema is compiled: the caches are sized once.
         crate::validate::set_cache_budget(config.schema_cache_bytes);
         Ok(Self(Arc::new(Shared {
             config: Arc::new(config),
-            upstream,
+            fleet,
             policies: Arc::new(store),
-            limits: Limits::new(),
+            limits,
             audit: AuditLog::spawn(),
             metrics,
             capabilities,
@@ -78,22 +80,16 @@ impl AppState {
         })))
     }
 
-    /// The same state with its own upstream connection pool, for a worker
-    /// thread that runs its own event loop.
+    /// The same state with its own upstream connection pools, for a
+    /// worker thread that runs its own event loop.
     pub fn for_worker(&self) -> Result<Self, ProxyError> {
-        let c = &self.config;
-        let upstream = Upstream::new(
-            c.upstream.clone(),
-            c.connect_timeout,
-            c.first_byte_timeout,
-            c.idle_timeout,
-        )?;
-        let capabilities = self.capabilities.through(upstream.clone());
+        let fleet = self.fleet.for_worker(&self.config)?;
+        let capabilities = self.capabilities.through(fleet.clone());
         Ok(Self(Arc::new(Shared {
             config: self.config.clone(),
-            upstream,
+            fleet,
             policies: self.policies.clone(),
-            limits: self.limits.clone(),
+            limits: self.limits.for_worker(),
             audit: self.audit.clone(),
             metrics: self.metrics.clone(),
             capabilities,

@@ -45,7 +45,7 @@ async fn setup(extra: &str) -> Setup {
     );
     std::fs::write(policies.path().join("10-test.yaml"), policy).unwrap();
     let config = Config {
-        upstream: fake.url().parse().unwrap(),
+        upstreams: common::upstreams(&fake.url()),
         policies: policies.path().to_path_buf(),
         schemas: schemas.path().to_path_buf(),
         drain_timeout: Duration::from_secs(5),

@@ -9,26 +9,22 @@
 mod common;
 
 use common::{
-    formats::{chat, generate, person, scripted, streamed_content, with_policy},
+    formats::{
+        ask_person, assert_person_answer, chat, person, scripted, scripted_with_policy,
+        streamed_content,
+    },
     header, ndjson, pair, post,
 };
-use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn an_invalid_answer_is_retried_with_its_violations() {
     let (fake, augur) = pair().await;
-    let r = post(
-        &augur,
-        "/api/chat",
-        &chat("invalid-then-valid", person(), false),
-    )
-    .await;
+    let r = ask_person(&augur, "/api/chat", "invalid-then-valid", false).await;
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
     let v: Value = r.json().await.unwrap();
-    let content: Value = serde_json::from_str(v["message"]["content"].as_str().unwrap()).unwrap();
-    assert_eq!(content, json!({"name": "x", "age": 1}));
+    assert_person_answer(v["message"]["content"].as_str().unwrap());
     assert_eq!(fake.requests("/api/chat"), 2);
     let sent = fake.last_json("/api/chat").unwrap();
     let messages = sent["messages"].as_array().unwrap();
@@ -40,12 +36,7 @@ async fn an_invalid_answer_is_retried_with_its_violations() {
     assert!(feedback.contains("/name"), "{feedback}");
 
     // /api/generate: the feedback goes into the prompt.
-    let r = post(
-        &augur,
-        "/api/generate",
-        &generate("invalid-then-valid", person(), false),
-    )
-    .await;
+    let r = ask_person(&augur, "/api/generate", "invalid-then-valid", false).await;
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
     let prompt = fake.last_json("/api/generate").unwrap()["prompt"]
@@ -85,12 +76,7 @@ async fn a_cut_off_answer_is_retried_with_more_tokens() {
     assert!(feedback.contains("cut off"), "{feedback}");
 
     // Without a client limit, the default is raised.
-    let r = post(
-        &augur,
-        "/api/generate",
-        &generate("truncated", person(), false),
-    )
-    .await;
+    let r = ask_person(&augur, "/api/generate", "truncated", false).await;
     assert_eq!(r.status(), 422);
     let sent = fake.last_json("/api/generate").unwrap();
     assert_eq!(sent["options"]["num_predict"], 1024);
@@ -101,7 +87,7 @@ async fn still_invalid_after_the_last_attempt_is_422_with_pointers() {
     let bad = r#"{"name": {"first": "Ann"}}"#;
     let (fake, augur) = scripted("scripted", &[bad, bad, bad, bad]).await;
     for stream in [false, true] {
-        let r = post(&augur, "/api/chat", &chat("scripted", person(), stream)).await;
+        let r = ask_person(&augur, "/api/chat", "scripted", stream).await;
         assert_eq!(r.status(), 422, "stream {stream}");
         let v: Value = r.json().await.unwrap();
         let error = v["error"].as_str().unwrap();
@@ -115,24 +101,16 @@ async fn still_invalid_after_the_last_attempt_is_422_with_pointers() {
 #[tokio::test]
 async fn on_failure_pass_returns_the_best_attempt_marked_invalid() {
     let bad = r#"{"name": "Ann"}"#;
-    let fake = FakeOllama::builder()
-        .script("scripted", vec![bad.to_string(); 4])
-        .start()
-        .await;
-    let augur = with_policy(&fake, "defaults:\n  validate: {on_failure: pass}\n").await;
-    let r = post(&augur, "/api/chat", &chat("scripted", person(), false)).await;
+    let yaml = "defaults:\n  validate: {on_failure: pass}\n";
+    let (_fake, augur) = scripted_with_policy("scripted", &[bad; 4], yaml).await;
+    let r = ask_person(&augur, "/api/chat", "scripted", false).await;
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-augur-validation"), Some("invalid"));
     assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["message"]["content"], bad);
 
-    let r = post(
-        &augur,
-        "/api/generate",
-        &generate("scripted", person(), true),
-    )
-    .await;
+    let r = ask_person(&augur, "/api/generate", "scripted", true).await;
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-augur-validation"), Some("invalid"));
     let chunks = ndjson(&r.text().await.unwrap());

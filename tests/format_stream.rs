@@ -8,22 +8,16 @@
 mod common;
 
 use common::{
-    formats::{chat, generate, person, streamed_content, with_policy},
+    formats::{ask_person, assert_person_answer, chat, scripted_with_policy, streamed_content},
     header, ndjson, pair, post,
 };
-use fake_ollama::FakeOllama;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[tokio::test]
 async fn a_schema_stream_is_buffered_by_default() {
     let (fake, augur) = pair().await;
     for path in ["/api/chat", "/api/generate"] {
-        let body = if path == "/api/chat" {
-            chat("bad-json", person(), true)
-        } else {
-            generate("bad-json", person(), true)
-        };
-        let r = post(&augur, path, &body).await;
+        let r = ask_person(&augur, path, "bad-json", true).await;
         assert_eq!(r.status(), 200);
         assert_eq!(header(&r, "content-type"), Some("application/x-ndjson"));
         assert!(header(&r, "x-augur-repaired").is_some(), "{path}");
@@ -32,8 +26,7 @@ async fn a_schema_stream_is_buffered_by_default() {
         assert_eq!(chunks[0]["done"], false);
         assert_eq!(chunks[1]["done"], true);
         assert_eq!(chunks[1]["done_reason"], "stop");
-        let content: Value = serde_json::from_str(&streamed_content(&chunks)).unwrap();
-        assert_eq!(content, json!({"name": "x", "age": 1}));
+        assert_person_answer(&streamed_content(&chunks));
         assert_eq!(fake.last_json(path).unwrap()["stream"], false);
     }
 }
@@ -41,29 +34,20 @@ async fn a_schema_stream_is_buffered_by_default() {
 #[tokio::test]
 async fn a_buffered_stream_is_retried_before_anything_is_sent() {
     let (_fake, augur) = pair().await;
-    let r = post(
-        &augur,
-        "/api/chat",
-        &chat("invalid-then-valid", person(), true),
-    )
-    .await;
+    let r = ask_person(&augur, "/api/chat", "invalid-then-valid", true).await;
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
     let chunks = ndjson(&r.text().await.unwrap());
-    let content: Value = serde_json::from_str(&streamed_content(&chunks)).unwrap();
-    assert_eq!(content, json!({"name": "x", "age": 1}));
+    assert_person_answer(&streamed_content(&chunks));
 }
 
 #[tokio::test]
 async fn stream_pass_reports_the_outcome_in_the_done_chunk() {
     let bad = r#"{"name": "Ann"}"#;
-    let fake = FakeOllama::builder()
-        .script("scripted", vec![bad.to_string()])
-        .start()
-        .await;
-    let augur = with_policy(&fake, "defaults:\n  validate: {stream: pass}\n").await;
+    let yaml = "defaults:\n  validate: {stream: pass}\n";
+    let (fake, augur) = scripted_with_policy("scripted", &[bad], yaml).await;
 
-    let r = post(&augur, "/api/chat", &chat("llama3.2", person(), true)).await;
+    let r = ask_person(&augur, "/api/chat", "llama3.2", true).await;
     assert_eq!(r.status(), 200);
     let chunks = ndjson(&r.text().await.unwrap());
     assert!(chunks.len() > 2, "streamed as it came: {chunks:?}");
@@ -76,12 +60,7 @@ async fn stream_pass_reports_the_outcome_in_the_done_chunk() {
             .all(|c| c.get("augur_validation").is_none())
     );
 
-    let r = post(
-        &augur,
-        "/api/generate",
-        &generate("scripted", person(), true),
-    )
-    .await;
+    let r = ask_person(&augur, "/api/generate", "scripted", true).await;
     assert_eq!(r.status(), 200);
     let chunks = ndjson(&r.text().await.unwrap());
     assert_eq!(streamed_content(&chunks), bad);

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{client, pair, scrub_times};
+use common::{client, events, pair, scrub_times};
 use serde_json::{Value, json};
 
 fn weather() -> Value {
@@ -21,25 +21,6 @@ fn weather() -> Value {
 fn request(model: &str, text: &str, stream: bool) -> Value {
     json!({"model": model, "max_tokens": 256, "stream": stream, "tools": [weather()],
         "messages": [{"role": "user", "content": text}]})
-}
-
-/// The `(event, data)` pairs of an SSE body.
-fn events(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter(|e| !e.trim().is_empty())
-        .map(|e| {
-            let mut name = String::new();
-            let mut data = Value::Null;
-            for line in e.lines() {
-                if let Some(n) = line.strip_prefix("event: ") {
-                    name = n.to_string();
-                } else if let Some(d) = line.strip_prefix("data: ") {
-                    data = serde_json::from_str(d).unwrap_or_else(|err| panic!("{err}: {d}"));
-                }
-            }
-            (name, data)
-        })
-        .collect()
 }
 
 const CALL: &str = r#"{"tool_call":{"name":"get_weather","arguments":{"city":"Paris"}}}"#;

@@ -95,7 +95,7 @@ impl Settlement {
             a.charge_tokens(self.tokens(completed));
         }
         if let Some(caps) = self.invalidate.take() {
-            caps.invalidate_all();
+            caps.models_changed();
         }
         // Releases the concurrency slot.
         self.admission = None;
@@ -178,7 +178,7 @@ pub(super) fn hold(response: Response, hold: Hold) -> Response {
     }
     let invalidate = hold.invalidate.filter(|_| success);
     if let Some(caps) = &invalidate {
-        caps.invalidate_all();
+        caps.models_changed();
     }
     let charges = hold
         .admission
@@ -242,7 +242,7 @@ mod tests {
     }
 
     async fn held(limits: &Limits, policy: &Policy, who: &Principal, usage: Usage) -> Hold {
-        let admission = limits.admit(policy, who, None, true).await.unwrap();
+        let admission = limits.admit(policy, who, None, true, 0).await.unwrap();
         Hold {
             admission: Some(admission),
             usage: Arc::new(usage),

@@ -253,6 +253,7 @@ async fn admit(
     if let (Some(m), Some(t)) = (&model, &timing) {
         t.set_model(&m.raw);
     }
+    let usage = Arc::new(Usage::for_body(bytes.as_ref().map_or(0, Bytes::len)));
     let admission = state
         .limits
         .admit(
@@ -260,6 +261,7 @@ async fn admit(
             &principal,
             model.as_ref().map(|m| (m.name.as_str(), &*m.policy)),
             route.counts(),
+            usage.prompt_estimate(),
         )
         .await
         .map_err(|e| refuse(e.into()))?;
@@ -267,7 +269,6 @@ async fn admit(
     if !state.config.forward_client_auth && policy.uses_keys() {
         limits::auth::strip_credentials(&mut parts.headers);
     }
-    let usage = Arc::new(Usage::for_body(bytes.as_ref().map_or(0, Bytes::len)));
     let admitted = Admitted {
         route,
         policy,

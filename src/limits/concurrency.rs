@@ -1,11 +1,16 @@
 //! Concurrency toward the upstream, per model.
 //!
-//! One semaphore per (normalized model name, `max_in_flight`): `gemma3` and
+//! One slot pool per (normalized model name, `max_in_flight`): `gemma3` and
 //! `gemma3:latest` share one, `gemma3:27b` has its own even when the same
 //! glob configured both. A reload that changes `max_in_flight` moves new
-//! requests to a fresh semaphore while requests holding the old one finish.
+//! requests to a fresh pool while requests holding the old one finish.
 //! Requests wait up to `queue_timeout_ms` for a slot (0 = refuse at once),
-//! then get 503 with Ollama's "server busy" text.
+//! in a queue fair across principals (see [`super::fair`]), then get 503
+//! with Ollama's "server busy" text.
+//!
+//! Slots are counted per replica, on purpose: a slot held in a shared
+//! store by a replica that died would stay taken until some timeout, while
+//! a local slot is released with its connection.
 //!
 //! Metric labels use the glob that selected the setting (or `default`), not
 //! the model name: model names come from clients and are unbounded.
@@ -16,15 +21,16 @@ use std::{
     time::Duration,
 };
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
-use super::error::LimitError;
+use super::{
+    error::LimitError,
+    fair::{Gate, Slot, Waiting},
+};
 use crate::policy::Concurrency;
 
 /// A concurrency slot; released (and the in-flight gauge lowered) on drop.
 #[derive(Debug)]
 pub(crate) struct Permit {
-    _permit: OwnedSemaphorePermit,
+    _slot: Slot,
     label: String,
 }
 
@@ -34,17 +40,17 @@ impl Drop for Permit {
     }
 }
 
-/// All per-model semaphores.
+/// All per-model slot pools.
 #[derive(Debug, Default)]
 pub(crate) struct Semaphores {
-    map: Mutex<HashMap<(String, u32), Arc<Semaphore>>>,
+    map: Mutex<HashMap<(String, u32), Arc<Gate>>>,
 }
 
 impl Semaphores {
-    fn semaphore(&self, model: &str, max: u32) -> Arc<Semaphore> {
+    fn gate(&self, model: &str, label: &str, max: u32) -> Arc<Gate> {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         map.entry((model.to_string(), max))
-            .or_insert_with(|| Arc::new(Semaphore::new(max as usize)))
+            .or_insert_with(|| Gate::new(max, label))
             .clone()
     }
 
@@ -54,22 +60,11 @@ impl Semaphores {
         model: &str,
         label: &str,
         limit: Concurrency,
+        who: Waiting<'_>,
     ) -> Result<Permit, LimitError> {
-        let sem = self.semaphore(model, limit.max_in_flight);
-        let permit = match sem.clone().try_acquire_owned() {
-            Ok(p) => Some(p),
-            Err(_) if limit.queue_timeout_ms == 0 => None,
-            Err(_) => {
-                metrics::counter!("augur_concurrency_queued_total", "model" => label.to_string())
-                    .increment(1);
-                let wait = Duration::from_millis(limit.queue_timeout_ms);
-                match tokio::time::timeout(wait, sem.acquire_owned()).await {
-                    Ok(Ok(p)) => Some(p),
-                    _ => None,
-                }
-            }
-        };
-        let Some(permit) = permit else {
+        let gate = self.gate(model, label, limit.max_in_flight);
+        let wait = Duration::from_millis(limit.queue_timeout_ms);
+        let Some(slot) = gate.acquire(who, wait).await else {
             metrics::counter!("augur_concurrency_rejected_total", "model" => label.to_string())
                 .increment(1);
             return Err(LimitError::Busy {
@@ -78,14 +73,14 @@ impl Semaphores {
         };
         metrics::gauge!("augur_concurrency_in_flight", "model" => label.to_string()).increment(1);
         Ok(Permit {
-            _permit: permit,
+            _slot: slot,
             label: label.to_string(),
         })
     }
 
-    /// Drop idle semaphores; held ones stay alive through their permits.
+    /// Drop idle pools; held ones stay alive through their slots.
     pub(crate) fn housekeeping(&self) {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.retain(|(_, max), s| Arc::strong_count(s) > 1 || s.available_permits() < *max as usize);
+        map.retain(|_, g| Arc::strong_count(g) > 1 || !g.idle());
     }
 }

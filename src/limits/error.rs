@@ -7,6 +7,7 @@
 //! | `Forbidden`    | 403    |                                           |
 //! | `RateLimited`  | 429    | `Retry-After`, `RateLimit-Limit/Remaining/Reset` |
 //! | `Busy`         | 503    |                                           |
+//! | `StoreUnavailable` | 503 | `Retry-After: 1`                         |
 //!
 //! The HTTP layer answers `{"error": message()}` with `status()` and
 //! `headers()`; messages never contain keys.
@@ -61,6 +62,10 @@ pub enum LimitError {
     /// No concurrency slot within the queue timeout.
     #[error("{}", BUSY_MESSAGE)]
     Busy { model: String },
+    /// The shared limit store did not answer and the policy says
+    /// `limits.on_store_error: deny`.
+    #[error("rate limits are unavailable; retry shortly")]
+    StoreUnavailable,
 }
 
 /// Whole seconds, rounded up, at least 1.
@@ -82,7 +87,7 @@ impl LimitError {
             Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Busy { .. } | Self::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -105,6 +110,7 @@ impl LimitError {
                 put(&mut h, "ratelimit-remaining", 0);
                 put(&mut h, "ratelimit-reset", secs);
             }
+            Self::StoreUnavailable => put(&mut h, "retry-after", 1),
             Self::Forbidden { .. } | Self::Busy { .. } => {}
         }
         h

@@ -16,7 +16,7 @@
 //! check_model(&policy, &principal, &name)?;           // 403, every named model
 //! let model_policy = policy.models.resolve_normalized(&name);
 //! let admission = limits
-//!     .admit(&policy, &principal, Some((&name, &model_policy)), route.counts())
+//!     .admit(&policy, &principal, Some((&name, &model_policy)), route.counts(), estimate)
 //!     .await?;                                        // 429, 503
 //! // forward; keep `admission` alive until the response body is finished
 //! admission.charge_tokens(tokens);                    // see `usage`
@@ -31,18 +31,34 @@
 //!   `defaults.rate_limit` (requests and `tokens_per_minute`);
 //! * per (principal, model): `models.<glob>.rate_limit`, for the normalized
 //!   model name;
-//! * per model, all principals: `concurrency` (see [`concurrency`]).
+//! * per model, all principals: `concurrency` (see [`concurrency`]), with
+//!   a queue fair across principals (see [`fair`]).
+//!
+//! # Stores
+//!
+//! Request rates and token budgets live in this process ([`rate`],
+//! [`tokens`]) or, with `[limits] store = "redis://…"`, in Redis or Valkey
+//! shared by every replica ([`shared`]). The shared store checks and
+//! consumes every bucket of a request in one atomic call (a refusal
+//! consumes nothing), reserves the prompt estimate from token budgets at
+//! admission and settles the difference after the answer (a refund when
+//! the answer cost less), and applies a reload's new numbers to the
+//! existing state. When it cannot answer, the policy's
+//! `limits.on_store_error` admits without those limits (`allow`) or refuses
+//! with 503 (`deny`). Concurrency is always counted per replica.
 //!
 //! Call [`Limits::housekeeping`] every minute or so to forget idle keys.
 
 pub(crate) mod auth;
 pub(crate) mod concurrency;
 pub(crate) mod error;
+pub(crate) mod fair;
 pub(crate) mod rate;
+pub(crate) mod shared;
 mod tokens;
 pub(crate) mod usage;
 
-use std::{net::IpAddr, sync::Arc};
+use std::{net::IpAddr, sync::Arc, time::Duration};
 
 use http::HeaderMap;
 
@@ -50,6 +66,7 @@ pub(crate) use auth::{Principal, authenticate, check_model};
 pub(crate) use concurrency::Permit;
 pub(crate) use error::{LimitError, Scope};
 pub(crate) use rate::RateInfo;
+use shared::{SharedStore, admission::SharedCharge};
 use tokens::{BucketKey, TokenBuckets};
 pub(crate) use usage::Usage;
 
@@ -66,6 +83,8 @@ struct Inner {
 #[derive(Debug, Clone, Default)]
 pub struct Limits {
     inner: Arc<Inner>,
+    /// This thread's handle on the shared store, if one is configured.
+    shared: Option<SharedStore>,
 }
 
 /// A request that passed every limit. Holds the concurrency slot until
@@ -76,6 +95,7 @@ pub struct Admission {
     permit: Option<Permit>,
     rate: Option<RateInfo>,
     buckets: Vec<BucketKey>,
+    shared: Option<SharedCharge>,
     limits: Limits,
 }
 
@@ -97,17 +117,23 @@ impl Admission {
 
     /// Whether any token budget applies (the answer's counts are needed).
     pub fn charges_tokens(&self) -> bool {
-        !self.buckets.is_empty()
+        !self.buckets.is_empty() || self.shared.is_some()
     }
 
     /// Charge the budgets that applied to this request.
     pub fn charge_tokens(&self, tokens: u64) {
+        if let Some(shared) = &self.shared {
+            shared.settle(tokens);
+            if tokens > 0 {
+                metrics::counter!("augur_tokens_charged_total").increment(tokens);
+            }
+        }
         self.limits.charge_buckets(&self.buckets, tokens);
     }
 }
 
 /// The principal-level quota: the key's own, else the defaults.
-fn principal_rate(policy: &Policy, principal: &Principal) -> Option<RateLimit> {
+pub(crate) fn principal_rate(policy: &Policy, principal: &Principal) -> Option<RateLimit> {
     principal
         .api_key(policy)
         .and_then(|k| k.rate_limit)
@@ -115,9 +141,42 @@ fn principal_rate(policy: &Policy, principal: &Principal) -> Option<RateLimit> {
 }
 
 impl Limits {
-    /// Empty state.
+    /// Empty state, kept in this process.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Rates and token budgets in the store at `url` (Redis or Valkey),
+    /// under keys starting with `prefix`; each call waits at most `timeout`.
+    pub fn with_redis(url: &str, prefix: &str, timeout: Duration) -> Result<Self, String> {
+        let store = SharedStore::new(url, prefix, timeout)?;
+        Ok(Self {
+            inner: Arc::default(),
+            shared: Some(store),
+        })
+    }
+
+    /// The same limits for a worker thread with its own event loop: the
+    /// counters, and concurrency slots, are the same; the connection to a
+    /// shared store is the worker's own, so a store call does not wait on
+    /// another thread. Call [`Limits::start`] on the worker's event loop.
+    pub fn for_worker(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: self.shared.as_ref().map(SharedStore::sibling),
+        }
+    }
+
+    /// Connect the shared store, if any, waiting up to `wait` for it.
+    pub async fn start(&self, wait: Duration) {
+        if let Some(s) = &self.shared {
+            s.start(wait).await;
+        }
+    }
+
+    /// The shared store's health, if one is configured.
+    pub fn store_health(&self) -> Option<shared::Health> {
+        self.shared.as_ref().map(SharedStore::health)
     }
 
     /// See [`auth::authenticate`].
@@ -160,23 +219,65 @@ impl Limits {
     /// (429), the per-principal and per-(principal, model) rates (429), then
     /// a concurrency slot, waiting up to the queue timeout (503). With
     /// `counts == false` nothing is checked. Whether the key may use the
-    /// model is [`auth::check_model`], checked before.
+    /// model is [`auth::check_model`], checked before. `estimate` (the
+    /// prompt's estimated tokens) is reserved from token budgets in a
+    /// shared store until the answer is charged.
     pub async fn admit(
         &self,
         policy: &Policy,
         principal: &Principal,
         model: Option<(&str, &ModelPolicy)>,
         counts: bool,
+        estimate: u64,
     ) -> Result<Admission, LimitError> {
         let mut admission = Admission {
             permit: None,
             rate: None,
             buckets: Vec::new(),
+            shared: None,
             limits: self.clone(),
         };
         if !counts {
             return Ok(admission);
         }
+        match &self.shared {
+            Some(store) => {
+                let outcome =
+                    shared::admission::admit(store, policy, principal, model, estimate).await?;
+                admission.rate = outcome.rate;
+                admission.shared = outcome.charge;
+            }
+            None => self.admit_local(&mut admission, policy, principal, model)?,
+        }
+        let Some((m, model_policy)) = model else {
+            return Ok(admission);
+        };
+        if let Some(limit) = model_policy.concurrency {
+            let label = model_policy.matched_glob.as_deref().unwrap_or("default");
+            let who = principal.limiter_key();
+            let waiting = fair::Waiting {
+                key: &who,
+                label: principal.label(),
+                weight: principal.api_key(policy).map_or(1, |k| k.weight),
+            };
+            let permit = self
+                .inner
+                .semaphores
+                .acquire(m, label, limit, waiting)
+                .await?;
+            admission.permit = Some(permit);
+        }
+        Ok(admission)
+    }
+
+    /// Rates and budgets in this process.
+    fn admit_local(
+        &self,
+        admission: &mut Admission,
+        policy: &Policy,
+        principal: &Principal,
+        model: Option<(&str, &ModelPolicy)>,
+    ) -> Result<(), LimitError> {
         let buckets = Self::buckets(policy, principal, model);
         for b in &buckets {
             self.inner.tokens.check(b)?;
@@ -189,23 +290,14 @@ impl Limits {
             let info = self.inner.rates.check(Scope::Principal, &rate, &who)?;
             admission.rate = RateInfo::tighter(admission.rate, info);
         }
-        let Some((m, model_policy)) = model else {
-            return Ok(admission);
-        };
-        if model_policy.rate_limit.is_none() && model_policy.concurrency.is_none() {
-            return Ok(admission);
-        }
-        if let Some(rate) = model_policy.rate_limit {
+        if let Some((m, model_policy)) = model
+            && let Some(rate) = model_policy.rate_limit
+        {
             let key = format!("{}\0{m}", principal.limiter_key());
             let info = self.inner.rates.check(Scope::Model, &rate, &key)?;
             admission.rate = RateInfo::tighter(admission.rate, info);
         }
-        if let Some(limit) = model_policy.concurrency {
-            let label = model_policy.matched_glob.as_deref().unwrap_or("default");
-            let permit = self.inner.semaphores.acquire(m, label, limit).await?;
-            admission.permit = Some(permit);
-        }
-        Ok(admission)
+        Ok(())
     }
 
     /// Charge `tokens` (prompt_eval_count + eval_count) to the budgets that
@@ -228,7 +320,9 @@ impl Limits {
         for b in buckets {
             self.inner.tokens.charge(b, tokens);
         }
-        metrics::counter!("augur_tokens_charged_total").increment(tokens);
+        if !buckets.is_empty() {
+            metrics::counter!("augur_tokens_charged_total").increment(tokens);
+        }
     }
 
     /// Remaining per-principal token budget (diagnostics and tests).
@@ -245,5 +339,7 @@ impl Limits {
     }
 }
 
+#[cfg(test)]
+mod store_tests;
 #[cfg(test)]
 mod tests;

@@ -51,6 +51,18 @@ impl RateInfo {
         h
     }
 
+    /// A GCRA bucket of `burst` with `remaining` requests left, refilling
+    /// one per `interval`: reset is when it is full again, in whole
+    /// seconds rounded up.
+    pub(crate) fn gcra(burst: u32, remaining: u32, interval: Duration) -> Self {
+        let to_full = interval.saturating_mul(burst.saturating_sub(remaining));
+        Self {
+            limit: burst,
+            remaining,
+            reset_secs: to_full.as_secs() + u64::from(to_full.subsec_nanos() > 0),
+        }
+    }
+
     /// The tighter of two (fewer remaining).
     pub(crate) fn tighter(a: Option<Self>, b: Option<Self>) -> Option<Self> {
         match (a, b) {
@@ -115,16 +127,11 @@ impl RateLimiters {
         };
         let limiter = self.limiter(key, quota);
         match limiter.check_key(&who.to_string()) {
-            Ok(state) => {
-                let remaining = state.remaining_burst_capacity();
-                let interval = quota.replenish_interval();
-                let to_full = interval.saturating_mul(burst.saturating_sub(remaining));
-                Ok(Some(RateInfo {
-                    limit: burst,
-                    remaining,
-                    reset_secs: to_full.as_secs() + u64::from(to_full.subsec_nanos() > 0),
-                }))
-            }
+            Ok(state) => Ok(Some(RateInfo::gcra(
+                burst,
+                state.remaining_burst_capacity(),
+                quota.replenish_interval(),
+            ))),
             Err(not_until) => {
                 let wait: Duration = not_until.wait_time_from(limiter.clock().now());
                 metrics::counter!("augur_rate_limited_total", "scope" => scope.as_str())

@@ -51,7 +51,7 @@ async fn admit(
     let name = crate::policy::normalize_model_name(model);
     check_model(p, who, &name)?;
     let mp = p.models.resolve_normalized(&name);
-    l.admit(p, who, Some((&name, &mp)), true).await
+    l.admit(p, who, Some((&name, &mp)), true, 0).await
 }
 
 #[test]
@@ -167,7 +167,7 @@ async fn rate_limit_429_with_retry_after_rounded_up() {
     // Another principal has its own budget.
     assert!(admit(&l, &p, &Principal::anonymous(IP2), "m").await.is_ok());
     // Uncounted routes are not limited.
-    assert!(l.admit(&p, &anon(), None, false).await.is_ok());
+    assert!(l.admit(&p, &anon(), None, false, 0).await.is_ok());
 
     // 120/min, burst 2: half a second per request, rounded up to 1.
     let p = policy("defaults: {rate_limit: {requests_per_minute: 120, burst: 2}}\n");

@@ -18,6 +18,7 @@ use super::{call::CallCtx, checks, plan::Route, retry::Retry};
 pub use super::interpret::interpret;
 
 /// What the model's text is expected to be.
+#[derive(Clone)]
 pub enum Expect {
     /// Any JSON object (`format: "json"`).
     Json,
@@ -240,7 +241,12 @@ fn plan_next(
 /// The context a retry must fit in: from `/api/show` (cached) and the
 /// request's options; Ollama's default when the lookup fails.
 async fn learn_context(ctx: &CallCtx, retry: &Retry) -> u64 {
-    let shown = match ctx.state.capabilities.context(retry.model()).await {
+    let shown = match ctx
+        .state
+        .capabilities
+        .context(ctx.upstream(), retry.model())
+        .await
+    {
         Ok(shown) => Some(shown),
         Err(e) => {
             tracing::debug!(error = %e, "context lookup failed; assuming the default");

@@ -21,7 +21,11 @@ use serde_json::Value;
 
 use super::splitter::{LineSplitter, LineTooLong};
 use crate::{
-    error::ProxyError, limits::Usage, state::AppState, telemetry::Timing, upstream::ClientInfo,
+    error::ProxyError,
+    limits::Usage,
+    state::AppState,
+    telemetry::Timing,
+    upstream::{ClientInfo, Target},
 };
 
 /// What an internal call needs from the client request.
@@ -34,6 +38,12 @@ pub struct CallCtx {
     /// Where the token counts of every answer are reported, for the
     /// request's token budgets (retries cost tokens too).
     pub usage: Option<Arc<Usage>>,
+    /// Where calls go: the model's upstreams, the one its capabilities
+    /// came from first.
+    pub target: Target,
+    /// The model every answer names (`model` of each answer and chunk):
+    /// the client's, when a fallback model answers for it.
+    pub answer_as: Option<Value>,
 }
 
 /// Report the token counts of a whole answer or a done chunk.
@@ -47,6 +57,16 @@ fn report_counts(usage: Option<&Arc<Usage>>, answer: &Value) {
 }
 
 impl CallCtx {
+    /// The upstream the model's capabilities are looked up on.
+    pub fn upstream(&self) -> usize {
+        match &self.target {
+            Target::Model {
+                prefer: Some(i), ..
+            } => *i,
+            _ => 0,
+        }
+    }
+
     fn request(&self, path: &str, bytes: Bytes) -> Result<Request<Body>, ProxyError> {
         let mut req = Request::builder()
             .method(Method::POST)
@@ -64,11 +84,17 @@ impl CallCtx {
         Ok(req)
     }
 
-    async fn send(&self, path: &str, body: Bytes) -> Result<http::Response<Body>, ProxyError> {
-        let req = self.request(path, body)?;
+    async fn send(&self, path: &str, bytes: Bytes) -> Result<http::Response<Body>, ProxyError> {
+        let req = self.request(path, bytes.clone())?;
         self.state
-            .upstream
-            .call(req, self.client.clone(), self.timing.clone())
+            .fleet
+            .call(
+                req,
+                &self.target,
+                Some(bytes),
+                self.client.clone(),
+                self.timing.clone(),
+            )
             .await
     }
 
@@ -101,9 +127,10 @@ impl CallCtx {
         if !status.is_success() {
             return Err(upstream_error(status, &bytes));
         }
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        let mut value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             ProxyError::UpstreamProtocol(format!("upstream answer is not JSON: {e}"))
         })?;
+        rename(&mut value, self.answer_as.as_ref());
         if let Some(err) = value.get("error").and_then(Value::as_str) {
             return Err(ProxyError::upstream(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -137,6 +164,7 @@ impl CallCtx {
             self.state.config.stream_buffer_limit as usize,
         );
         lines.usage = self.usage.clone();
+        lines.answer_as = self.answer_as.clone();
         Ok(lines)
     }
 }
@@ -145,6 +173,13 @@ fn serialize(body: &Value) -> Result<Bytes, ProxyError> {
     serde_json::to_vec(body)
         .map(Bytes::from)
         .map_err(|e| ProxyError::Internal(format!("serialize upstream body: {e}")))
+}
+
+/// Name `model` in an answer that has a `model`.
+fn rename(answer: &mut Value, model: Option<&Value>) {
+    if let (Some(model), Some(slot)) = (model, answer.get_mut("model")) {
+        *slot = model.clone();
+    }
 }
 
 /// An upstream answer that failed before its end (cut, or silent for the
@@ -174,6 +209,7 @@ pub struct Lines {
     splitter: LineSplitter,
     done: bool,
     usage: Option<Arc<Usage>>,
+    answer_as: Option<Value>,
 }
 
 impl Lines {
@@ -183,11 +219,13 @@ impl Lines {
             splitter: LineSplitter::new(max_line),
             done: false,
             usage: None,
+            answer_as: None,
         }
     }
 
     fn parse(&self, line: Result<Bytes, LineTooLong>) -> Result<Value, ProxyError> {
-        let value = parse_line(line)?;
+        let mut value = parse_line(line)?;
+        rename(&mut value, self.answer_as.as_ref());
         if value.get("done").and_then(Value::as_bool) == Some(true) {
             report_counts(self.usage.as_ref(), &value);
         }

@@ -5,8 +5,9 @@
 //!   `{city}`, `"string"`, …) is a violation, repaired and retried with
 //!   feedback like any invalid argument ([`CallScreen::violations`]).
 //! - **Over-calling** (`tools.drop_ungrounded`): calls after the first that
-//!   only continue an earlier call's pattern with values found nowhere in
-//!   the conversation are dropped ([`crate::tools::grounding`]).
+//!   only continue an earlier call's pattern, or add another tool, with
+//!   values found nowhere in the conversation are dropped
+//!   ([`crate::tools::grounding`]).
 //! - **Loops** (`tools.loop_breaker`): a call repeating one the
 //!   conversation already holds a result for is withheld. When nothing
 //!   else is left, the model is asked once more, with the answer branch of
@@ -112,12 +113,12 @@ impl CallScreen {
     }
 
     /// Whether `call`, coming after `earlier` in one answer, is dropped as
-    /// an ungrounded continuation.
+    /// an ungrounded continuation or addition.
     fn ungrounded(&self, set: &ToolSet, call: &ToolCall, earlier: &[ToolCall]) -> bool {
-        // The conversation is searched only for a possible continuation.
+        // The conversation is searched only for a call after the first.
         self.drop_ungrounded
-            && earlier.iter().any(|e| e.name == call.name)
-            && tools::is_ungrounded_continuation(call, earlier, set, self.grounding())
+            && !earlier.is_empty()
+            && tools::is_ungrounded(call, earlier, set, self.grounding())
     }
 
     /// One answer's calls screened: ungrounded continuations dropped, then

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::tools::testutil::call;
 
 fn set() -> ToolSet {
     ToolSet::from_request(&[
@@ -13,13 +14,6 @@ fn set() -> ToolSet {
             "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}),
     ])
     .unwrap()
-}
-
-fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        name: name.into(),
-        arguments,
-    }
 }
 
 /// A conversation where `factorial(5)` was called and answered.

@@ -1,8 +1,6 @@
 //! Stages 6-9 for a transformed request: run it whole (validate, repair,
 //! retry) or stream it, and shape the answer as Ollama would.
 
-use futures_util::StreamExt;
-use http::HeaderMap;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -16,9 +14,9 @@ use crate::{
 
 use super::{
     attempts::{self, Completed, Expect, Seed},
-    call::CallCtx,
+    call::{CallCtx, Lines},
     checks,
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Item, Output, Report},
     plan::Route,
 };
 
@@ -48,9 +46,17 @@ pub struct Job {
     pub emulated: Option<&'static str>,
     /// Where emulated tool calls are recorded, if the policy asks for it.
     pub audit: Option<Audit>,
+    /// The models that answer when this one's answer fails (see
+    /// [`super::fallback`]).
+    pub fallback: Option<std::sync::Arc<super::fallback::Chain>>,
+    /// The chain's next model: 0 for the requested model's job.
+    pub position: usize,
+    /// The fallback this job runs for, when it does.
+    pub answered: Option<super::fallback::Answered>,
 }
 
 /// The JSONL audit of emulated tool calls for one request.
+#[derive(Clone)]
 pub struct Audit {
     pub log: crate::policy::AuditLog,
     pub policy: crate::policy::AuditPolicy,
@@ -73,21 +79,69 @@ impl Audit {
 }
 
 impl Job {
-    /// Run to a whole, validated answer (with retries), shaped for the
-    /// client; `seed`: a streamed attempt that failed first.
+    /// Run to a whole, validated answer (with retries, and fallback
+    /// models when the policy names them), shaped for the client; `seed`:
+    /// a streamed attempt that failed first.
     pub async fn complete(&self, seed: Option<Seed>) -> Result<(Value, Report), ProxyError> {
-        let completed = attempts::complete(
-            &self.ctx,
-            self.route,
-            self.body.clone(),
-            &self.expect,
-            &self.validate,
-            &self.validators,
-            seed,
-        )
-        .await?;
-        let completed = super::call_screen::after_complete(self, completed).await?;
-        finalize(self, completed)
+        let outcome = self.attempt(seed).await;
+        let (outcome, answered) = self.fall_back(outcome).await;
+        let (value, mut report) = finalize(self, outcome?)?;
+        report.fallback = answered;
+        Ok((value, report))
+    }
+
+    /// The upstream's stream of this request's answer, opened on its own
+    /// route (see [`Job::open_stream`] for the fallback models). A rejected
+    /// schema is known before any byte is streamed: it is degraded and
+    /// asked again.
+    pub async fn open_lines(&self) -> Result<Lines, ProxyError> {
+        let mut body = self.body.clone();
+        body.insert("stream".into(), Value::Bool(true));
+        let mut degrades = 0;
+        loop {
+            match self
+                .ctx
+                .lines(self.route.path(), &Value::Object(body.clone()))
+                .await
+            {
+                Ok(lines) => return Ok(lines),
+                Err(e) if attempts::degrade_after(&e, &self.validate, &mut body, &mut degrades) => {
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Nothing of the answer was sent yet: answer through the whole-answer
+    /// path (repair, retries, fallback models) and send its chunks as
+    /// `route` streams them, leaving out its thinking when thinking went
+    /// out already. A fallback model that answered after the headers went
+    /// out is named in the done chunk.
+    pub async fn stream_complete(
+        &self,
+        route: Route,
+        tx: &mpsc::Sender<Item>,
+        sent_thinking: bool,
+        seed: Option<Seed>,
+    ) -> Result<(), ProxyError> {
+        if tx.is_closed() {
+            // The client has gone: nothing is asked again.
+            return Ok(());
+        }
+        let (value, report) = self.complete(seed).await?;
+        let mut chunks = chunks_of(route, &value);
+        if let Some(done) = chunks.last_mut() {
+            super::fallback::note_in_done(self, &report, done);
+        }
+        for chunk in chunks {
+            if sent_thinking && is_thinking_only(&chunk) {
+                continue;
+            }
+            if !output::send(tx, Ok(chunk)).await {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -103,21 +157,16 @@ pub async fn run(job: Job, delivery: Delivery) -> Result<Output, ProxyError> {
         }
         Delivery::Buffered => {
             let (value, report) = job.complete(None).await?;
-            let (tx, rx) = mpsc::channel(CHANNEL);
             let route = job.route;
-            output::spawn_producer(tx, |tx| async move {
+            Ok(output::stream(report.headers(), |tx| async move {
                 for chunk in chunks_of(route, &value) {
                     if !output::send(&tx, Ok(chunk)).await {
                         return;
                     }
                 }
-            });
-            Ok(Output::Stream {
-                rx,
-                headers: report.headers(),
-            })
+            }))
         }
-        Delivery::Pass => stream_pass(job).await,
+        Delivery::Pass => super::stream_pass::run(job).await,
         Delivery::Tools => super::stream_tools::run(job).await,
         Delivery::Think => super::stream_think::run(job).await,
     }
@@ -142,6 +191,7 @@ pub fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report), Prox
         invalid: completed.invalid && validation_on,
         unchecked: completed.interp.unchecked && validation_on,
         emulated: job.emulated,
+        fallback: job.answered.clone(),
     };
     if let Some(audit) = &job.audit {
         let outcome = match (completed.invalid, completed.interp.repairs.is_empty()) {
@@ -318,81 +368,4 @@ pub fn delta_chunk(route: Route, model: &Value, content: &str, thinking: Option<
     }
     chunk.insert("done".into(), json!(false));
     Value::Object(chunk)
-}
-
-/// Stream as the upstream produces; validate the whole at the end and
-/// report it in the done chunk (`augur_validation`, `augur_violations`).
-async fn stream_pass(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    // A rejected schema is known before any byte is streamed: degrade it.
-    let mut degrades = 0;
-    let mut lines = loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => break lines,
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    };
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
-    let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    output::spawn_producer(tx, |tx| async move {
-        let mut text = String::new();
-        let mut overflow = false;
-        while let Some(item) = lines.next().await {
-            let mut chunk = match item {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = tx.send(Err(e)).await;
-                    return;
-                }
-            };
-            let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
-            let piece = attempts::answer_text(job.route, &chunk);
-            if text.len() + piece.len() <= limit {
-                text.push_str(&piece);
-            } else {
-                overflow = true;
-            }
-            // The client has gone: nothing to check for anyone.
-            if tx.is_closed() {
-                return;
-            }
-            if done && !matches!(job.expect, Expect::Text) {
-                let verdict = if overflow {
-                    json!("unchecked")
-                } else {
-                    let interp = attempts::interpret(&text, &job.expect, &job.validators, false);
-                    if interp.violations.is_empty() && interp.unchecked {
-                        json!("unchecked")
-                    } else if interp.violations.is_empty() {
-                        json!("valid")
-                    } else {
-                        metrics::counter!("augur_validation_failures_total").increment(1);
-                        if let Value::Object(f) = &mut chunk {
-                            f.insert(
-                                "augur_violations".into(),
-                                json!(checks::describe(&interp.violations)),
-                            );
-                        }
-                        json!("invalid")
-                    }
-                };
-                if let Value::Object(f) = &mut chunk {
-                    f.insert("augur_validation".into(), verdict);
-                }
-            }
-            if !output::send(&tx, Ok(chunk)).await || done {
-                return;
-            }
-        }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: HeaderMap::new(),
-    })
 }

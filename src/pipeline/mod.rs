@@ -17,7 +17,8 @@
 //!                                                                 // as text become tool calls
 //! (body, expect) = prepare::prepare(exchange, plan)               // 4-5 rewrite
 //! output = flows::run(job(body, expect), delivery)                // 6 forward, 7 validate /
-//!                                                                 // repair / retry, 8 synthesize,
+//!                                                                 // repair / retry (fallback
+//!                                                                 // models), 8 synthesize,
 //!                                                                 // 9 deliver (whole or streamed)
 //! ```
 
@@ -25,6 +26,7 @@ pub mod attempts;
 pub mod call;
 pub mod call_screen;
 pub mod checks;
+pub mod fallback;
 pub mod flows;
 pub mod interpret;
 pub mod output;
@@ -34,6 +36,7 @@ pub mod rescue;
 pub mod rescue_stream;
 pub mod retry;
 pub mod splitter;
+pub mod stream_pass;
 pub mod stream_think;
 pub mod stream_tools;
 pub mod text_mode;
@@ -49,7 +52,7 @@ use crate::{
     policy::{ModelPolicy, Policy},
     state::AppState,
     telemetry::Timing,
-    upstream::ClientInfo,
+    upstream::{ClientInfo, Target},
 };
 
 use call::CallCtx;
@@ -80,12 +83,16 @@ pub struct Context<'a> {
     pub policy: &'a Arc<Policy>,
     /// The model as the client wrote it (sent upstream unchanged).
     pub model: &'a str,
+    /// The model normalized (how upstreams' model lists are matched).
+    pub model_name: &'a str,
     /// The model's resolved settings.
     pub model_policy: &'a ModelPolicy,
     /// Who sent the request (an API key id or "anonymous"), for the audit log.
     pub principal: &'a str,
     /// Where the token counts of augur's own calls are reported.
     pub usage: &'a Arc<Usage>,
+    /// The models that answer when this one's answer fails.
+    pub fallback: Option<Arc<fallback::Chain>>,
 }
 
 /// What the pipeline made of an exchange.
@@ -107,12 +114,22 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     if is_load_request(route, &body) {
         return Ok(Outcome::Forward);
     }
+    // The upstream the plan is made for (capabilities differ between
+    // boxes); calls go there first.
+    let mut target = Target::Model {
+        name: cx.model_name.to_string(),
+        prefer: None,
+    };
+    let upstream = cx.state.fleet.choose(&cx.parts.headers, &target)?;
+    if let Target::Model { prefer, .. } = &mut target {
+        *prefer = Some(upstream);
+    }
     let mut plan = plan::decide(
         route,
         &body,
         cx.model,
         cx.model_policy,
-        &cx.state.capabilities,
+        (&cx.state.capabilities, upstream),
         stream_default,
     )
     .await?;
@@ -125,7 +142,14 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         let stream = plan.stream;
         let (upstream_body, _) =
             prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
-        let job = job(&cx, route, upstream_body, attempts::Expect::Text, None);
+        let job = job(
+            &cx,
+            route,
+            upstream_body,
+            attempts::Expect::Text,
+            None,
+            target,
+        );
         return Ok(Outcome::Output(rescue::run(job, set, raw, stream).await?));
     }
     let emulated = emulated(&plan);
@@ -133,7 +157,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     let delivery = delivery_for(&plan);
     let (upstream_body, expect) =
         prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
-    let job = job(&cx, route, upstream_body, expect, emulated);
+    let job = job(&cx, route, upstream_body, expect, emulated, target);
     Ok(Outcome::Output(flows::run(job, delivery).await?))
 }
 
@@ -168,6 +192,7 @@ fn job(
     body: Map<String, Value>,
     expect: attempts::Expect,
     emulated: Option<&'static str>,
+    target: Target,
 ) -> Job {
     let state = cx.state;
     Job {
@@ -177,6 +202,8 @@ fn job(
             client: cx.parts.extensions.get::<ClientInfo>().cloned(),
             timing: cx.parts.extensions.get::<Arc<Timing>>().cloned(),
             usage: Some(cx.usage.clone()),
+            target,
+            answer_as: None,
         },
         route,
         body,
@@ -190,6 +217,9 @@ fn job(
             principal: cx.principal.to_string(),
             model: cx.model.to_string(),
         }),
+        fallback: cx.fallback.clone(),
+        position: 0,
+        answered: None,
     }
 }
 

@@ -31,7 +31,7 @@ pub enum Output {
 }
 
 /// Capacity of a chunk channel: small, so a slow client slows the producer.
-pub const CHANNEL: usize = 32;
+const CHANNEL: usize = 32;
 
 /// Render an [`Output`] in Ollama's wire format.
 pub fn ndjson(output: Output) -> Response {
@@ -74,7 +74,9 @@ pub fn json_response(status: StatusCode, value: &Value, headers: HeaderMap) -> R
 
 /// Headers that report what augur did: `X-Augur-Repaired`,
 /// `X-Augur-Attempts`, `X-Augur-Validation` (`invalid`, or `unchecked` when
-/// some of the answer could not be checked against the schema).
+/// some of the answer could not be checked against the schema),
+/// `X-Augur-Emulated`, and `X-Augur-Model` / `X-Augur-Fallback` when a
+/// fallback model answered.
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub repaired: Vec<String>,
@@ -83,6 +85,8 @@ pub struct Report {
     /// Some of the answer could not be checked against the schema.
     pub unchecked: bool,
     pub emulated: Option<&'static str>,
+    /// A fallback model answered.
+    pub fallback: Option<super::fallback::Answered>,
 }
 
 impl Report {
@@ -111,6 +115,15 @@ impl Report {
         if let Some(what) = self.emulated {
             h.insert("x-augur-emulated", HeaderValue::from_static(what));
         }
+        if let Some(f) = &self.fallback
+            && let Ok(model) = HeaderValue::from_str(&f.model)
+        {
+            h.insert("x-augur-model", model);
+            h.insert(
+                "x-augur-fallback",
+                HeaderValue::from_static(f.reason.as_str()),
+            );
+        }
         h
     }
 }
@@ -118,6 +131,34 @@ impl Report {
 /// Send `item` unless the client has gone; false = stop producing.
 pub async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
     tx.send(item).await.is_ok()
+}
+
+/// A stream answer with `headers`, whose chunks `producer` sends (see
+/// [`spawn_producer`]).
+pub fn stream<P, F>(headers: HeaderMap, producer: P) -> Output
+where
+    P: FnOnce(mpsc::Sender<Item>) -> F,
+    F: Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(CHANNEL);
+    spawn_producer(tx, producer);
+    Output::Stream { rx, headers }
+}
+
+/// A [`stream`] whose producer may fail: its error is the last item.
+pub fn stream_fallible<P, F>(headers: HeaderMap, producer: P) -> Output
+where
+    P: FnOnce(mpsc::Sender<Item>) -> F,
+    F: Future<Output = Result<(), ProxyError>> + Send + 'static,
+{
+    stream(headers, |tx| {
+        let produced = producer(tx.clone());
+        async move {
+            if let Err(e) = produced.await {
+                let _ = tx.send(Err(e)).await;
+            }
+        }
+    })
 }
 
 /// Run `producer`, given `tx` to feed, on a task of its own until it
@@ -128,7 +169,7 @@ pub async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
 /// answer, a retry), and with it its upstream call, whose connection is
 /// closed, which stops the generation. Nothing is asked of the upstream
 /// for a client that has left.
-pub fn spawn_producer<P, F>(tx: mpsc::Sender<Item>, producer: P)
+fn spawn_producer<P, F>(tx: mpsc::Sender<Item>, producer: P)
 where
     P: FnOnce(mpsc::Sender<Item>) -> F,
     F: Future<Output = ()> + Send + 'static,

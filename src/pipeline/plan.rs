@@ -97,13 +97,14 @@ pub fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
     }
 }
 
-/// Decide what to do with a request for `model`.
+/// Decide what to do with a request for `model`, whose capabilities are
+/// looked up on upstream `upstream`.
 pub async fn decide(
     route: Route,
     body: &Map<String, Value>,
     model: &str,
     policy: &ModelPolicy,
-    caps: &Capabilities,
+    (caps, upstream): (&Capabilities, usize),
     stream_default: bool,
 ) -> Result<Plan, ProxyError> {
     let stream = wants_stream(body, stream_default);
@@ -134,7 +135,8 @@ pub async fn decide(
                 EmulateTools::Always => true,
                 EmulateTools::Never => false,
                 EmulateTools::Auto => {
-                    !caps.has(model, "tools").await? || !matches!(choice, ToolChoice::Auto)
+                    !caps.has(upstream, model, "tools").await?
+                        || !matches!(choice, ToolChoice::Auto)
                 }
             };
             if emulate {
@@ -165,7 +167,7 @@ pub async fn decide(
     // model cannot think.
     let think = policy.think_emulation
         && think_requested(body)
-        && (tools.is_some() || format.is_some() || !caps.has(model, "thinking").await?);
+        && (tools.is_some() || format.is_some() || !caps.has(upstream, model, "thinking").await?);
 
     if think && let Some(Format::Schema(s)) = &format {
         admit("format", &format::think::validation_schema(Some(s)))?;

@@ -80,15 +80,16 @@ fn rewrite(
             envelope
         };
         body.insert("format".into(), format);
-        let mut instruction = tools::instruction(&tp.set, &tp.choice, tp.parallel);
-        if plan.think {
-            instruction.push_str(crate::format::think::TOOLS_NOTE);
-        }
         let messages = body
             .get("messages")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
+        let mut instruction =
+            tools::instruction(&tp.set, &tp.choice, tp.parallel, last_user_text(&messages));
+        if plan.think {
+            instruction.push_str(crate::format::think::TOOLS_NOTE);
+        }
         body.insert(
             "messages".into(),
             Value::Array(tools::rewrite_messages(
@@ -119,8 +120,13 @@ fn rewrite(
         let (body, text) = if text_mode {
             let mut text_body = body.clone();
             text_body.remove("format");
-            let instruction =
-                tools::text::instruction(&tp.set, &tp.choice, tp.parallel, tp.text_format);
+            let instruction = tools::text::instruction(
+                &tp.set,
+                &tp.choice,
+                tp.parallel,
+                tp.text_format,
+                last_user_text(&messages),
+            );
             let style = tools::CallStyle::Text(tp.text_format);
             text_body.insert(
                 "messages".into(),
@@ -187,4 +193,15 @@ fn rewrite(
     };
     let _ = route;
     Ok((body, expect))
+}
+
+/// The text of the latest user message (empty when there is none).
+fn last_user_text(messages: &[Value]) -> &str {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }

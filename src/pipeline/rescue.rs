@@ -11,8 +11,10 @@
 //! against their tools' schemas and repaired like emulated calls; a block
 //! with a call still invalid after repair stays in the content as the
 //! model wrote it, so a rescue never makes an answer worse than the
-//! upstream's own. Nothing is retried. Rescues are reported as the
-//! repair `text_tool_call` and counted in
+//! upstream's own. Nothing is retried, and no fallback model answers:
+//! the request is the client's own, with tools a fallback model may not
+//! take natively (the upstream failover still applies). Rescues are
+//! reported as the repair `text_tool_call` and counted in
 //! `augur_text_calls_rescued_total{outcome}` (`rescued`, `invalid`).
 //!
 //! ```text

@@ -25,7 +25,7 @@ use crate::{
 use super::{
     call::Lines,
     flows::{self, Job},
-    output::{self, CHANNEL, Item, Output},
+    output::{self, Item, Output},
     plan::Route,
     rescue::{TEXT_TOOL_CALL, admit, has_calls},
 };
@@ -41,24 +41,20 @@ pub async fn run(job: Job, set: ToolSet, raw: Option<Bytes>) -> Result<Output, P
             job.ctx.lines(path, &Value::Object(body)).await?
         }
     };
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
-    output::spawn_producer(tx, |tx| async move {
-        let mut pump = Pump {
-            job,
-            set: set.clone(),
-            reader: Some(TextStream::new(&set)),
-            sent_calls: 0,
-            repairs: Vec::new(),
-            tx,
-        };
-        if let Err(e) = pump.run(lines).await {
-            let _ = pump.tx.send(Err(e)).await;
-        }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: http::HeaderMap::new(),
-    })
+    Ok(output::stream_fallible(
+        http::HeaderMap::new(),
+        |tx| async move {
+            let mut pump = Pump {
+                job,
+                set: set.clone(),
+                reader: Some(TextStream::new(&set)),
+                sent_calls: 0,
+                repairs: Vec::new(),
+                tx,
+            };
+            pump.run(lines).await
+        },
+    ))
 }
 
 /// What goes out for a piece of content.

@@ -22,39 +22,20 @@ use super::{
     call::Lines,
     checks,
     flows::{self, Job},
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Item, Output, Report},
 };
 
 /// Start the streamed thinking emulation.
 pub async fn run(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    let mut degrades = 0;
-    let lines = loop {
-        match job
-            .ctx
-            .lines(job.route.path(), &Value::Object(body.clone()))
-            .await
-        {
-            Ok(lines) => break lines,
-            Err(e) if attempts::degrade_after(&e, &job.validate, &mut body, &mut degrades) => {}
-            Err(e) => return Err(e),
-        }
-    };
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    let (job, lines) = job.open_stream(Job::open_lines).await?;
     let report = Report {
         emulated: job.emulated,
+        fallback: job.answered.clone(),
         ..Report::default()
     };
-    output::spawn_producer(tx, |tx| async move {
-        if let Err(e) = pump(&job, lines, &tx).await {
-            let _ = tx.send(Err(e)).await;
-        }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: report.headers(),
-    })
+    Ok(output::stream_fallible(report.headers(), |tx| async move {
+        pump(&job, lines, &tx).await
+    }))
 }
 
 /// The answer's schema, when it has one (`Some(None)`: any JSON object).
@@ -158,7 +139,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 truncated: last.get("done_reason") == Some(&json!("length")),
                 text: raw,
             };
-            return fallback(job, tx, sent_thinking, Some(seed)).await;
+            return job
+                .stream_complete(job.route, tx, sent_thinking, Some(seed))
+                .await;
         };
         if !sent_thinking && !finished.thinking.is_empty() {
             let c = flows::delta_chunk(route, &model, "", Some(&finished.thinking));
@@ -184,7 +167,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     attempts::interpret(&text, &expect, &job.validators, job.validate.repair);
                 let invalid = !interp.violations.is_empty() && job.validate.enabled;
                 if invalid && job.validate.max_retries > 0 {
-                    return fallback(job, tx, true, None).await;
+                    return job.stream_complete(job.route, tx, true, None).await;
                 }
                 if invalid && job.validate.on_failure == OnFailure::Error {
                     metrics::counter!("augur_validation_rejected_total").increment(1);
@@ -237,27 +220,4 @@ fn done_chunk(route: super::plan::Route, mut last: Value) -> Value {
         }
     }
     last
-}
-
-/// Answer through the whole-answer path (repair, retries) and stream its
-/// chunks; its thinking is left out when thinking was sent already.
-async fn fallback(
-    job: &Job,
-    tx: &mpsc::Sender<Item>,
-    sent_thinking: bool,
-    seed: Option<Seed>,
-) -> Result<(), ProxyError> {
-    if tx.is_closed() {
-        return Ok(());
-    }
-    let (value, _report) = job.complete(seed).await?;
-    for chunk in flows::chunks_of(job.route, &value) {
-        if sent_thinking && flows::is_thinking_only(&chunk) {
-            continue;
-        }
-        if !output::send(tx, Ok(chunk)).await {
-            break;
-        }
-    }
-    Ok(())
 }

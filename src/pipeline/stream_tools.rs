@@ -28,37 +28,35 @@ use super::{
     call_screen::{self, Admit, StreamScreen},
     checks,
     flows::{self, Job},
-    output::{self, CHANNEL, Item, Output, Report},
+    output::{self, Item, Output, Report},
     plan::Route,
     text_mode::Extractor,
 };
 
 /// Start the streamed emulation.
 pub async fn run(job: Job) -> Result<Output, ProxyError> {
-    let mut body = job.body.clone();
-    body.insert("stream".into(), Value::Bool(true));
-    let lines = job
-        .ctx
-        .lines(Route::Chat.path(), &Value::Object(body))
-        .await?;
-    let (tx, rx) = mpsc::channel::<Item>(CHANNEL);
+    let (job, lines) = job.open_stream(open).await?;
     // Headers go out before any call is known: say up front when some
     // tool's arguments can only be checked against its grammar copy.
     let inexact = matches!(&job.expect, Expect::Tools { set, .. } if !set.exact());
     let report = Report {
         emulated: job.emulated,
         unchecked: inexact && job.validate.enabled,
+        fallback: job.answered.clone(),
         ..Report::default()
     };
-    output::spawn_producer(tx, |tx| async move {
-        if let Err(e) = pump(&job, lines, &tx).await {
-            let _ = tx.send(Err(e)).await;
-        }
-    });
-    Ok(Output::Stream {
-        rx,
-        headers: report.headers(),
-    })
+    Ok(output::stream_fallible(report.headers(), |tx| async move {
+        pump(&job, lines, &tx).await
+    }))
+}
+
+/// Open the job's stream.
+async fn open(job: &Job) -> Result<Lines, ProxyError> {
+    let mut body = job.body.clone();
+    body.insert("stream".into(), Value::Bool(true));
+    job.ctx
+        .lines(Route::Chat.path(), &Value::Object(body))
+        .await
 }
 
 struct Progress {
@@ -179,7 +177,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                         truncated: chunk.get("done_reason") == Some(&json!("length")),
                         text: std::mem::take(&mut p.raw),
                     };
-                    return fallback(job, tx, p.sent_thinking, Some(seed)).await;
+                    return job
+                        .stream_complete(Route::Chat, tx, p.sent_thinking, Some(seed))
+                        .await;
                 }
                 Err(_) if eof && p.sent.is_empty() => {
                     // Answer text was streamed and the upstream stopped
@@ -219,7 +219,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     }
                     let original = call.clone();
                     let Some(call) = checked_call(job, set, call, &mut p)? else {
-                        return fallback(job, tx, p.sent_thinking, None).await;
+                        return job
+                            .stream_complete(Route::Chat, tx, p.sent_thinking, None)
+                            .await;
                     };
                     // Seen: a repeat of it is skipped whether it went out or not.
                     p.sent.push(original);
@@ -371,29 +373,4 @@ fn checked_call(
             Ok(Some(call))
         }
     }
-}
-
-/// Nothing of the answer was sent yet: answer through the whole-answer
-/// path (repair, retries) and stream its chunks, leaving out its thinking
-/// when thinking went out already.
-async fn fallback(
-    job: &Job,
-    tx: &mpsc::Sender<Item>,
-    sent_thinking: bool,
-    seed: Option<Seed>,
-) -> Result<(), ProxyError> {
-    if tx.is_closed() {
-        // The client has gone: nothing is asked again.
-        return Ok(());
-    }
-    let (value, _report) = job.complete(seed).await?;
-    for chunk in flows::chunks_of(Route::Chat, &value) {
-        if sent_thinking && flows::is_thinking_only(&chunk) {
-            continue;
-        }
-        if !output::send(tx, Ok(chunk)).await {
-            break;
-        }
-    }
-    Ok(())
 }

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::{
     policy::{EmulateTools, ModelPolicy},
-    upstream::{Upstream, capabilities::Capabilities},
+    upstream::{Fleet, capabilities::Capabilities},
     validate::Validators,
 };
 
@@ -30,14 +30,14 @@ fn object(v: Value) -> Map<String, Value> {
 /// Capabilities that are never looked up (policies below decide alone);
 /// a lookup would fail against this closed port.
 fn no_lookups() -> Capabilities {
-    let up = Upstream::new(
-        "http://127.0.0.1:9".parse().unwrap(),
-        Duration::from_millis(50),
-        Duration::from_millis(50),
-        Duration::from_millis(50),
-    )
-    .unwrap();
-    Capabilities::new(up, Duration::from_secs(1))
+    let config = crate::config::Config {
+        upstreams: vec![crate::config::UpstreamSpec::from_url("http://127.0.0.1:9").unwrap()],
+        connect_timeout: Duration::from_millis(50),
+        first_byte_timeout: Duration::from_millis(50),
+        idle_timeout: Duration::from_millis(50),
+        ..crate::config::Config::default()
+    };
+    Capabilities::new(Fleet::new(&config).unwrap(), Duration::from_secs(1))
 }
 
 fn policy(emulate: EmulateTools) -> ModelPolicy {
@@ -59,7 +59,7 @@ async fn decide(body: &Value, p: &ModelPolicy) -> plan::Plan {
         &object(body.clone()),
         "m",
         p,
-        &no_lookups(),
+        (&no_lookups(), 0),
         true,
     )
     .await
@@ -103,7 +103,7 @@ async fn formats_are_normalized_and_refused_early() {
         &object(json!({"model": "m", "format": "yaml"})),
         "m",
         &p,
-        &no_lookups(),
+        (&no_lookups(), 0),
         true,
     )
     .await

@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use super::{
     error::PolicyError,
     model::{
-        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy,
-        PolicyMeta, RateLimit, Sources, StreamMode, TextFormat, ToolsMode,
+        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure,
+        OnStoreError, Policy, PolicyMeta, RateLimit, Sources, StreamMode, TextFormat, ToolsMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
@@ -81,6 +81,7 @@ pub(super) struct Builder<'a> {
     entries: Vec<(ModelGlob, Overlay)>,
     auth: AuthPolicy,
     audit: AuditPolicy,
+    on_store_error: OnStoreError,
     sources: Sources,
 }
 
@@ -96,6 +97,7 @@ impl<'a> Builder<'a> {
             entries: Vec::new(),
             auth: AuthPolicy::default(),
             audit: AuditPolicy::default(),
+            on_store_error: OnStoreError::default(),
             sources: Sources::default(),
         }
     }
@@ -191,6 +193,11 @@ impl<'a> Builder<'a> {
                 self.set_by("audit.include_arguments", file);
             }
         }
+        if let Some(on) = raw.limits.and_then(|l| l.on_store_error) {
+            let opts = [("allow", OnStoreError::Allow), ("deny", OnStoreError::Deny)];
+            self.on_store_error = parse_enum(file, "limits.on_store_error", &on, &opts)?;
+            self.set_by("limits.on_store_error", file);
+        }
         Ok(())
     }
 
@@ -204,6 +211,11 @@ impl<'a> Builder<'a> {
             advertise_capabilities: s.advertise_capabilities,
             rate_limit: s.rate_limit.clone(),
             concurrency: s.concurrency.clone(),
+            fallback: match &s.fallback {
+                Tri::Absent => Tri::Absent,
+                Tri::Null => Tri::Null,
+                Tri::Set(f) => Tri::Set(Arc::new(super::fallback::compile(file, at, f)?)),
+            },
             ..Overlay::default()
         };
         if let Some(e) = &s.emulate_tools {
@@ -323,6 +335,7 @@ impl<'a> Builder<'a> {
             audit: self.audit,
             default_rate_limit: self.default_rate_limit,
             models,
+            on_store_error: self.on_store_error,
         })
     }
 }
@@ -361,5 +374,6 @@ fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError>
         models: key.models,
         allowed,
         rate_limit,
+        weight: key.weight.unwrap_or(1),
     })
 }

@@ -46,6 +46,7 @@ pub mod audit;
 pub mod bounds;
 mod compile;
 pub mod error;
+mod fallback;
 mod listing;
 mod load;
 pub mod model;
@@ -68,5 +69,7 @@ pub use rules::{ModelGlob, ModelGlobs, normalize_model_name};
 pub use store::{PolicyStatus, PolicyStore, policies_handler};
 pub use watch::{DEBOUNCE, POLL_INTERVAL};
 
+#[cfg(test)]
+mod fallback_tests;
 #[cfg(test)]
 mod tests;

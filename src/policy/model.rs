@@ -114,6 +114,41 @@ pub struct Concurrency {
     pub queue_timeout_ms: u64,
 }
 
+/// What makes a fallback model answer (`fallback.on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FallbackOn {
+    /// The last attempt's answer still fails validation.
+    pub invalid: bool,
+    /// The last attempt was cut by the token limit with nothing valid.
+    pub truncated: bool,
+    /// The model's upstreams failed before the first byte.
+    pub upstream_error: bool,
+    /// The answer is valid only after repairs (opt-in: a confidence
+    /// signal beyond pass or fail).
+    pub repaired: bool,
+}
+
+impl Default for FallbackOn {
+    /// The validation outcome and upstream failures; never repairs.
+    fn default() -> Self {
+        Self {
+            invalid: true,
+            truncated: true,
+            upstream_error: true,
+            repaired: false,
+        }
+    }
+}
+
+/// `fallback:` block: the models that answer, in order, when this one's
+/// answer keeps failing.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fallback {
+    /// As written (sent upstream as the request's `model`).
+    pub models: Vec<String>,
+    pub on: FallbackOn,
+}
+
 /// Everything that applies to one model, defaults and matching globs merged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelPolicy {
@@ -144,6 +179,8 @@ pub struct ModelPolicy {
     /// Per (principal, model) rate limit from `models.<glob>.rate_limit`.
     pub rate_limit: Option<RateLimit>,
     pub concurrency: Option<Concurrency>,
+    /// `fallback:`: models asked when this one's answer fails.
+    pub fallback: Option<Arc<Fallback>>,
     /// The glob that selected the model's settings (for metric labels and logs).
     pub matched_glob: Option<String>,
 }
@@ -164,6 +201,7 @@ impl Default for ModelPolicy {
             advertise_capabilities: true,
             rate_limit: None,
             concurrency: None,
+            fallback: None,
             matched_glob: None,
         }
     }
@@ -191,6 +229,30 @@ pub struct ApiKey {
     /// Replaces `defaults.rate_limit` for this key. `Some` with every field
     /// `None` (written `rate_limit: null`) = no per-principal limit.
     pub rate_limit: Option<RateLimit>,
+    /// Share of a model's concurrency queue against other principals
+    /// waiting for it (default 1; anonymous callers have 1).
+    pub weight: u32,
+}
+
+/// What admission does when the shared limit store cannot answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnStoreError {
+    /// Admit without rate limits or token budgets (a limiter outage does
+    /// not take the proxy down).
+    #[default]
+    Allow,
+    /// Refuse with 503 whatever a store would limit.
+    Deny,
+}
+
+impl OnStoreError {
+    /// As written in a policy file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+        }
+    }
 }
 
 /// `auth:` block.
@@ -240,6 +302,8 @@ pub struct Policy {
     pub default_rate_limit: Option<RateLimit>,
     /// Per-model settings: defaults plus `models.<glob>` overrides.
     pub models: super::rules::ModelRules,
+    /// `limits.on_store_error`.
+    pub on_store_error: OnStoreError,
 }
 
 impl Policy {
@@ -268,6 +332,7 @@ impl Policy {
             audit: AuditPolicy::default(),
             default_rate_limit: None,
             models: super::rules::ModelRules::default(),
+            on_store_error: OnStoreError::Allow,
         }
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Every field is optional so a file can override one key and leave the
 //! rest to earlier files. Blocks that may be *removed* by a later file
-//! (`format`, `rate_limit`, `concurrency`) use [`Tri`]: absent (inherit),
+//! (`format`, `rate_limit`, `concurrency`, `fallback`) use [`Tri`]: absent (inherit),
 //! `null` (remove) or a value (override key by key). The compile step
 //! turns these into the compiled [`super::Policy`].
 
@@ -45,6 +45,15 @@ pub struct RawFile {
     pub auth: Option<RawAuth>,
     #[serde(default)]
     pub audit: Option<RawAudit>,
+    #[serde(default)]
+    pub limits: Option<RawLimits>,
+}
+
+/// `limits:` block: how limits behave when the shared store fails.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub on_store_error: Option<String>,
 }
 
 /// The settings shared by `defaults:` and each `models.<glob>:` entry.
@@ -67,6 +76,8 @@ pub struct RawSettings {
     pub rate_limit: Tri<RawRateLimit>,
     #[serde(default)]
     pub concurrency: Tri<RawConcurrency>,
+    #[serde(default)]
+    pub fallback: Tri<RawFallback>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -115,6 +126,13 @@ pub struct RawConcurrency {
     pub queue_timeout_ms: Option<u64>,
 }
 
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFallback {
+    pub models: Vec<String>,
+    pub on: Option<Vec<String>>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAuth {
@@ -133,6 +151,7 @@ pub struct RawKey {
     pub models: Vec<String>,
     #[serde(default)]
     pub rate_limit: Tri<RawRateLimit>,
+    pub weight: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

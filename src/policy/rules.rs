@@ -20,8 +20,8 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::{
     model::{
-        Concurrency, EmulateTools, FormatApply, ModelPolicy, NamedFormat, OnFailure, RateLimit,
-        StreamMode, TextFormat, ToolsMode,
+        Concurrency, EmulateTools, Fallback, FormatApply, ModelPolicy, NamedFormat, OnFailure,
+        RateLimit, StreamMode, TextFormat, ToolsMode,
     },
     raw::{RawConcurrency, RawRateLimit, Tri},
 };
@@ -150,6 +150,8 @@ pub struct Overlay {
     pub advertise_capabilities: Option<bool>,
     pub rate_limit: Tri<RawRateLimit>,
     pub concurrency: Tri<RawConcurrency>,
+    /// A block replaces the inherited one whole.
+    pub fallback: Tri<Arc<Fallback>>,
 }
 
 fn set<T: Copy>(slot: &mut T, value: Option<T>) {
@@ -229,6 +231,11 @@ impl Overlay {
                         .unwrap_or(DEFAULT_QUEUE_TIMEOUT_MS),
                 });
             }
+        }
+        match &self.fallback {
+            Tri::Absent => {}
+            Tri::Null => p.fallback = None,
+            Tri::Set(f) => p.fallback = Some(f.clone()),
         }
     }
 }

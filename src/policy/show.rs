@@ -43,6 +43,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
     add(s.advertise_capabilities.is_some(), "advertise_capabilities");
     add(!matches!(s.rate_limit, Tri::Absent), "rate_limit");
     add(!matches!(s.concurrency, Tri::Absent), "concurrency");
+    add(!matches!(s.fallback, Tri::Absent), "fallback");
     keys
 }
 
@@ -109,6 +110,18 @@ fn settings(p: &ModelPolicy) -> Value {
             "max_in_flight": c.max_in_flight,
             "queue_timeout_ms": c.queue_timeout_ms,
         })),
+        "fallback": p.fallback.as_ref().map(|f| {
+            let on: Vec<&str> = [
+                (f.on.invalid, "invalid"),
+                (f.on.truncated, "truncated"),
+                (f.on.upstream_error, "upstream_error"),
+                (f.on.repaired, "repaired"),
+            ]
+            .into_iter()
+            .filter_map(|(set, name)| set.then_some(name))
+            .collect();
+            json!({"models": f.models, "on": on})
+        }),
     })
 }
 
@@ -117,8 +130,9 @@ fn settings(p: &ModelPolicy) -> Value {
 /// ```json
 /// {"defaults": {…, "rate_limit": per principal},
 ///  "models": [{"glob": "gemma3:*", "files": […], "settings": {…}}],
-///  "auth": {"required": true, "keys": [{"id", "file", "models", "rate_limit"}]},
+///  "auth": {"required": true, "keys": [{"id", "file", "models", "rate_limit", "weight"}]},
 ///  "audit": {"path", "include_arguments"},
+///  "limits": {"on_store_error": "allow"},
 ///  "set_by": {"defaults.tools.parallel": "policies/10-site.yaml", …}}
 /// ```
 ///
@@ -170,6 +184,7 @@ pub fn effective(policy: &Policy) -> Value {
                 "file": sources.keys.get(i),
                 "models": if k.models.is_empty() { json!("all") } else { json!(k.models) },
                 "rate_limit": rate_limit(limit),
+                "weight": k.weight,
             })
         })
         .collect();
@@ -187,6 +202,7 @@ pub fn effective(policy: &Policy) -> Value {
             "path": policy.audit.path,
             "include_arguments": policy.audit.include_arguments,
         },
+        "limits": {"on_store_error": policy.on_store_error.as_str()},
         "set_by": set_by,
     })
 }

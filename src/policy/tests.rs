@@ -98,6 +98,7 @@ fn shipped_example_uncommented_is_valid() {
     let mut only_defaults = (**policy.models.defaults()).clone();
     only_defaults.format = None;
     only_defaults.concurrency = None;
+    only_defaults.fallback = None;
     // The example writes out what the default amounts to under `auto`.
     assert_eq!(only_defaults.rescue_text_calls, Some(true));
     assert!(ModelPolicy::default().rescues_text_calls());

@@ -2,6 +2,8 @@
 //! model, its capabilities gain "tools", so clients that check before
 //! offering tools (editors, agent frameworks) enable them. Nothing else in
 //! the answer changes; when nothing needs adding, the bytes pass through.
+//! With several upstreams `/api/tags` lists all of theirs
+//! ([`super::listing`]).
 
 use axum::{
     body::Body,
@@ -18,6 +20,7 @@ use crate::{
     policy::{EmulateTools, Policy},
     state::AppState,
     surface::passthrough,
+    upstream::fleet::Listing,
 };
 
 /// `POST /api/show`.
@@ -44,7 +47,11 @@ async fn handle(
 ) -> Result<Response, ProxyError> {
     let policy = admitted.policy.clone();
     let requested = admitted.model.as_ref().map(|m| m.raw.clone());
-    let response = passthrough::forward(&state, req).await?;
+    let response = if is_show {
+        passthrough::forward(&state, req).await?
+    } else {
+        super::listing::fetch(&state, Listing::Tags, req).await?
+    };
     if !response.status().is_success() {
         return Ok(response);
     }

@@ -12,32 +12,129 @@
 //! | OpenAI Responses | `/v1/responses` | [`responses`] |
 //! | Anthropic Messages | `/v1/messages` | [`anthropic`] |
 //! | capabilities | `/api/show`, `/api/tags` | [`advertise`] |
+//! | listings of several upstreams | `/api/ps`, `/v1/models` | [`listing`] |
 //! | everything else | | [`passthrough`] |
 
 pub mod advertise;
 pub mod anthropic;
+pub mod listing;
 pub mod ollama;
 pub mod openai;
 pub mod passthrough;
 pub mod responses;
 
+use std::future::Future;
+
 use axum::{body::Body, extract::Request, response::Response};
 use bytes::Bytes;
-use http::request::Parts;
+use http::{HeaderMap, HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
 
 use crate::{
     error::ProxyError,
     ingress::{Admitted, Model},
-    pipeline::{self, Context, Exchange, Outcome},
+    pipeline::{self, Context, Exchange, Outcome, output::Output, plan::Route},
     state::AppState,
 };
+
+/// A generation surface: how its request becomes the pipeline's
+/// [`Exchange`] and how the pipeline's output goes back in its own wire
+/// shape. [`serve`] does the rest, the same for every surface.
+pub trait Adapter: Sync {
+    /// What rendering needs to know of the request (the model as the
+    /// client named it, ids, stream options).
+    type Meta: Send;
+
+    /// Whether a translated exchange's body is the client's own JSON as it
+    /// came (Ollama's routes): then, when augur only reads the answer, the
+    /// client's bytes go upstream rather than the body re-encoded.
+    const OWN_BODY: bool = false;
+
+    /// Translate the admitted request's JSON object (`headers`: the
+    /// client's, which may pin an upstream), or leave the request to the
+    /// upstream unchanged ([`Translation::Forward`]).
+    fn translate(
+        &self,
+        state: &AppState,
+        model: &Model,
+        headers: &HeaderMap,
+        body: Map<String, Value>,
+    ) -> impl Future<Output = Result<Translation<Self::Meta>, ProxyError>> + Send;
+
+    /// The pipeline's output in the surface's own shape.
+    fn render(&self, meta: Self::Meta, out: Output) -> Response;
+}
+
+/// What [`Adapter::translate`] made of a request.
+pub enum Translation<M> {
+    /// Run this exchange; render its output with this meta.
+    Run(Exchange, M),
+    /// Forward the client's own bytes: the upstream does what the request
+    /// asks better than augur would.
+    Forward,
+}
+
+impl<M> Translation<M> {
+    /// Run an Ollama `/api/chat` body translated from another surface
+    /// (whose `stream` defaults to false).
+    pub fn chat(body: Map<String, Value>, meta: M) -> Self {
+        let exchange = Exchange {
+            route: Route::Chat,
+            body,
+            stream_default: false,
+            raw: None,
+        };
+        Self::Run(exchange, meta)
+    }
+}
+
+/// Answer an admitted request on `surface`: forward it unchanged when
+/// augur has nothing to change, else translate, run the pipeline and
+/// render; errors in the route's own error shape.
+pub async fn serve<A: Adapter>(
+    surface: &A,
+    state: AppState,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
+    let flavor = admitted.route.flavor;
+    handle(surface, state, admitted, req)
+        .await
+        .unwrap_or_else(|e| e.into_response_for(flavor))
+}
+
+async fn handle<A: Adapter>(
+    surface: &A,
+    state: AppState,
+    admitted: Admitted,
+    req: Request,
+) -> Result<Response, ProxyError> {
+    let (parts, _) = req.into_parts();
+    let bytes = admitted.body.clone().unwrap_or_default();
+    let Some(model) = acted_on(&admitted) else {
+        return forward_bytes(&state, parts, bytes).await;
+    };
+    let body = parse_object(&bytes)?;
+    let Translation::Run(mut exchange, meta) = surface
+        .translate(&state, model, &parts.headers, body)
+        .await?
+    else {
+        return forward_bytes(&state, parts, bytes).await;
+    };
+    if A::OWN_BODY {
+        exchange.raw = Some(bytes.clone());
+    }
+    match run(&state, &admitted, model, &parts, exchange).await? {
+        Outcome::Forward => forward_bytes(&state, parts, bytes).await,
+        Outcome::Output(out) => Ok(surface.render(meta, out)),
+    }
+}
 
 /// The JSON object of an admitted body. Admission read its models the way
 /// the upstream will; a body augur must change but cannot parse in full
 /// (a lone surrogate, a number out of range, nesting past 128) is refused
 /// rather than forwarded unchanged.
-pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ProxyError> {
+fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ProxyError> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ProxyError::BadRequest(
@@ -50,7 +147,7 @@ pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ProxyError> {
 }
 
 /// Forward the client's own bytes.
-pub async fn forward_bytes(
+async fn forward_bytes(
     state: &AppState,
     parts: Parts,
     bytes: Bytes,
@@ -61,28 +158,64 @@ pub async fn forward_bytes(
 /// The body an admitted request carries, and its model, when the request
 /// is one augur may change: a model was named and a field augur acts on
 /// is present (or a policy schema applies to the model).
-pub fn acted_on(admitted: &Admitted) -> Option<&Model> {
+fn acted_on(admitted: &Admitted) -> Option<&Model> {
     let model = admitted.model.as_ref()?;
     (admitted.acted_on || model.policy.format.is_some()).then_some(model)
 }
 
+/// A whole answer as Ollama's compatibility layers write it: `json` and a
+/// newline (Go's `json.Encoder`), with the output's `X-Augur-*` headers.
+fn json_answer(mut json: String, headers: HeaderMap) -> Response {
+    json.push('\n');
+    let mut r = Response::new(Body::from(json));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r.headers_mut().extend(headers);
+    r
+}
+
+/// An answer of SSE events, with the output's `X-Augur-*` headers;
+/// `no_cache`: the layer also sends `Cache-Control: no-cache`.
+fn sse_answer(body: Body, no_cache: bool, headers: HeaderMap) -> Response {
+    let mut r = Response::new(body);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    if no_cache {
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    r.headers_mut().extend(headers);
+    r
+}
+
 /// Run `exchange` for an admitted request under what admission
 /// established (policy snapshot, model, principal, usage meter).
-pub async fn run(
+async fn run(
     state: &AppState,
     admitted: &Admitted,
     model: &Model,
     parts: &Parts,
     exchange: Exchange,
 ) -> Result<Outcome, ProxyError> {
+    let fallback = model.policy.fallback.as_ref().and_then(|f| {
+        pipeline::fallback::Chain::new(f, &model.raw, &model.name, |name| {
+            crate::limits::check_model(&admitted.policy, &admitted.principal, name).is_ok()
+        })
+    });
     let cx = Context {
         state,
         parts,
         policy: &admitted.policy,
         model: &model.raw,
+        model_name: &model.name,
         model_policy: &model.policy,
         principal: admitted.principal.label(),
         usage: &admitted.usage,
+        fallback,
     };
     pipeline::run(cx, exchange).await
 }

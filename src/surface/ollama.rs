@@ -10,49 +10,54 @@ use axum::{
     extract::{Request, State},
     response::Response,
 };
+use serde_json::{Map, Value};
 
+use super::{Adapter, Translation};
 use crate::{
     error::ProxyError,
-    ingress::Admitted,
-    pipeline::{Exchange, Outcome, output, plan::Route},
+    ingress::{Admitted, Model},
+    pipeline::{
+        Exchange,
+        output::{self, Output},
+        plan::Route,
+    },
     state::AppState,
 };
 
 /// `POST /api/chat`.
 pub async fn chat(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    let flavor = admitted.route.flavor;
-    handle(state, admitted, req, Route::Chat)
-        .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+    super::serve(&Ollama(Route::Chat), state, admitted, req).await
 }
 
 /// `POST /api/generate`.
 pub async fn generate(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    let flavor = admitted.route.flavor;
-    handle(state, admitted, req, Route::Generate)
-        .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+    super::serve(&Ollama(Route::Generate), state, admitted, req).await
 }
 
-async fn handle(
-    state: AppState,
-    admitted: Admitted,
-    req: Request,
-    route: Route,
-) -> Result<Response, ProxyError> {
-    let (parts, _) = req.into_parts();
-    let bytes = admitted.body.clone().unwrap_or_default();
-    let Some(model) = super::acted_on(&admitted) else {
-        return super::forward_bytes(&state, parts, bytes).await;
-    };
-    let exchange = Exchange {
-        route,
-        body: super::parse_object(&bytes)?,
-        stream_default: true,
-        raw: Some(bytes.clone()),
-    };
-    match super::run(&state, &admitted, model, &parts, exchange).await? {
-        Outcome::Forward => super::forward_bytes(&state, parts, bytes).await,
-        Outcome::Output(out) => Ok(output::ndjson(out)),
+/// One of Ollama's own routes: the body is run as it is.
+struct Ollama(Route);
+
+impl Adapter for Ollama {
+    type Meta = ();
+    const OWN_BODY: bool = true;
+
+    async fn translate(
+        &self,
+        _: &AppState,
+        _: &Model,
+        _: &http::HeaderMap,
+        body: Map<String, Value>,
+    ) -> Result<Translation<()>, ProxyError> {
+        let exchange = Exchange {
+            route: self.0,
+            body,
+            stream_default: true,
+            raw: None,
+        };
+        Ok(Translation::Run(exchange, ()))
+    }
+
+    fn render(&self, (): (), out: Output) -> Response {
+        output::ndjson(out)
     }
 }

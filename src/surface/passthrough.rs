@@ -4,18 +4,27 @@
 //! and checked when the route names models, and is otherwise streamed
 //! through the body limit (blob uploads of many GB stream unbounded and are
 //! never held in memory).
+//!
+//! With several upstreams the route says where a request goes
+//! ([`target`]): a request naming a model to an upstream that has it;
+//! `/` and `/api/version` to any healthy one; management routes (pull,
+//! push, create, copy, delete, blobs) and paths augur does not know to the
+//! first healthy one in the configured order, unless `X-Augur-Upstream`
+//! names one.
 
 use axum::{
     extract::{Request, State},
     response::Response,
 };
+use bytes::Bytes;
+use http::Method;
 
 use crate::{
     error::ProxyError,
-    ingress::{Admitted, BodyLimit},
+    ingress::{Admitted, BodyLimit, Class},
     state::AppState,
     telemetry::Timing,
-    upstream::ClientInfo,
+    upstream::{ClientInfo, Target},
 };
 
 /// Fallback handler: forward anything augur does not handle itself.
@@ -36,5 +45,45 @@ pub async fn handle(State(state): State<AppState>, admitted: Admitted, req: Requ
 pub async fn forward(state: &AppState, req: Request) -> Result<Response, ProxyError> {
     let client = req.extensions().get::<ClientInfo>().cloned();
     let timing = req.extensions().get::<std::sync::Arc<Timing>>().cloned();
-    state.upstream.forward(req, client, timing).await
+    if state.fleet.is_single() {
+        return state
+            .fleet
+            .forward(req, &Target::First, None, client, timing)
+            .await;
+    }
+    let (target, replay) = match req.extensions().get::<Admitted>() {
+        Some(admitted) => (target(admitted), replay(admitted, &req)),
+        None => (Target::First, None),
+    };
+    state
+        .fleet
+        .forward(req, &target, replay, client, timing)
+        .await
+}
+
+/// Where an admitted request goes (see the module doc).
+pub fn target(admitted: &Admitted) -> Target {
+    match (admitted.route.class, &admitted.model) {
+        (Class::Model | Class::Meta, Some(model)) => Target::Model {
+            name: model.name.clone(),
+            prefer: None,
+        },
+        (Class::Liveness | Class::Meta | Class::Model, _) => Target::Any,
+        (Class::Management | Class::Other, _) => Target::First,
+    }
+}
+
+/// The body to send again if the first upstream fails: the one admission
+/// read, or none at all for a GET or HEAD without one.
+fn replay(admitted: &Admitted, req: &Request) -> Option<Bytes> {
+    if let Some(body) = &admitted.body {
+        return Some(body.clone());
+    }
+    let bodiless = req.method() == Method::GET || req.method() == Method::HEAD;
+    let empty = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .is_none_or(|v| v.as_bytes() == b"0")
+        && !req.headers().contains_key(http::header::TRANSFER_ENCODING);
+    (bodiless && empty).then(Bytes::new)
 }

@@ -213,6 +213,7 @@ impl Finish {
             model = labels.model.as_deref().unwrap_or("-"),
             principal = labels.principal.as_deref().unwrap_or("-"),
             note = labels.note.unwrap_or("-"),
+            fallback = labels.fallback.as_deref().unwrap_or("-"),
             outcome,
             total_ms = total.as_secs_f64() * 1000.0,
             upstream_ms = upstream.as_secs_f64() * 1000.0,

@@ -57,6 +57,8 @@ pub struct Labels {
     pub model: Option<String>,
     pub principal: Option<String>,
     pub note: Option<&'static str>,
+    /// The fallback model that answered, and why.
+    pub fallback: Option<String>,
 }
 
 impl Timing {
@@ -96,6 +98,16 @@ impl Timing {
     pub fn set_note(&self, note: &'static str) {
         if let Ok(mut l) = self.labels.lock() {
             l.note = Some(note);
+        }
+    }
+
+    /// Record that a fallback model answered (`model (reason)`).
+    pub fn set_fallback(&self, what: String) {
+        if !access_log_enabled() {
+            return;
+        }
+        if let Ok(mut l) = self.labels.lock() {
+            l.fallback = Some(what);
         }
     }
 

@@ -1,15 +1,8 @@
 //! Tests of argument validation and repair.
 
 use super::*;
-use crate::tools::testutil::tools;
+use crate::tools::testutil::{call, tools};
 use serde_json::json;
-
-fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        name: name.into(),
-        arguments,
-    }
-}
 
 #[test]
 fn validates_against_the_original_schema() {

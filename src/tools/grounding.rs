@@ -17,6 +17,10 @@
 //! - a string appears in the conversation ignoring case and runs of
 //!   whitespace, or each of its words does (numeric words as numbers).
 //!
+//! A later call is an *ungrounded addition* when no earlier call of the
+//! answer has its tool and none of its values (strings and numbers the
+//! schema does not name) is grounded.
+//!
 //! The conversation is every message's text (the client's system prompt,
 //! user turns, tool results, assistant text and earlier call arguments),
 //! never augur's own instruction. Past [`MAX_TEXT`] bytes grounding gives
@@ -233,9 +237,50 @@ pub fn is_ungrounded_continuation(
     new.is_some_and(|new| !new.is_empty() && new.iter().all(|(_, v, s)| !grounding.grounds(v, *s)))
 }
 
-/// `calls` without the ungrounded continuations (see
-/// [`is_ungrounded_continuation`]); the first call is always kept. Returns
-/// the kept calls and the dropped ones.
+/// Whether `call` adds, after `earlier` calls of the same answer, a tool
+/// none of them called, with values found nowhere in the conversation:
+/// it has strings or numbers the schema does not name, and none of them is
+/// grounded. Small models asked one thing tend to go on calling the other
+/// tools with invented values (`get_stock_price("AAPL")` after
+/// `sqrt(2)`). The first call of an answer never is.
+pub fn is_ungrounded_addition(
+    call: &ToolCall,
+    earlier: &[ToolCall],
+    set: &ToolSet,
+    grounding: &Grounding,
+) -> bool {
+    if earlier.is_empty() || earlier.iter().any(|e| e.name == call.name) {
+        return false;
+    }
+    let schema = set.get(&call.name).map(|t| &t.parameters);
+    let mut all = Vec::new();
+    leaves(&call.arguments, schema, "", 0, &mut all);
+    let free: Vec<&Value> = all
+        .iter()
+        .filter(|(_, v, s)| {
+            matches!(v, Value::String(_) | Value::Number(_))
+                && !s.is_some_and(|s| schema_names(s, v, 0))
+        })
+        .map(|(_, v, _)| *v)
+        .collect();
+    !free.is_empty() && free.iter().all(|v| !grounding.grounds(v, None))
+}
+
+/// Whether `call`, after `earlier` calls of one answer, is dropped: an
+/// ungrounded continuation or an ungrounded addition.
+pub fn is_ungrounded(
+    call: &ToolCall,
+    earlier: &[ToolCall],
+    set: &ToolSet,
+    grounding: &Grounding,
+) -> bool {
+    is_ungrounded_continuation(call, earlier, set, grounding)
+        || is_ungrounded_addition(call, earlier, set, grounding)
+}
+
+/// `calls` without the ungrounded continuations and additions (see
+/// [`is_ungrounded`]); the first call is always kept. Returns the kept
+/// calls and the dropped ones.
 pub fn drop_ungrounded(
     calls: Vec<ToolCall>,
     set: &ToolSet,
@@ -244,7 +289,7 @@ pub fn drop_ungrounded(
     let mut kept = Vec::with_capacity(calls.len());
     let mut dropped = Vec::new();
     for (i, call) in calls.iter().enumerate() {
-        if is_ungrounded_continuation(call, &calls[..i], set, grounding) {
+        if is_ungrounded(call, &calls[..i], set, grounding) {
             dropped.push(call.clone());
         } else {
             kept.push(call.clone());

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::tools::ToolSet;
+use crate::tools::{ToolSet, testutil::call};
 
 fn set() -> ToolSet {
     ToolSet::from_request(&[
@@ -20,13 +20,6 @@ fn set() -> ToolSet {
             "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}),
     ])
     .unwrap()
-}
-
-fn call(name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        name: name.into(),
-        arguments,
-    }
 }
 
 fn user(text: &str) -> Grounding {
@@ -144,10 +137,9 @@ fn only_continuations_are_judged_and_the_first_call_never() {
     // The first call is kept whatever its values.
     let (kept, _) = drop_ungrounded(vec![call("factorial", json!({"n": 99}))], &set(), &g);
     assert_eq!(kept.len(), 1);
-    // Another tool, or other argument keys: not a continuation.
+    // Other argument keys: not a continuation.
     let calls = vec![
         call("get_weather", json!({"city": "Paris"})),
-        call("get_time", json!({"city": "Rome"})),
         call("get_weather", json!({"city": "Oslo", "days": 4})),
     ];
     let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
@@ -209,4 +201,31 @@ fn a_conversation_too_large_grounds_everything() {
         call("factorial", json!({"n": 2})),
     ];
     assert_eq!(drop_ungrounded(calls, &set(), &g).0.len(), 2);
+}
+
+#[test]
+fn other_tools_added_with_invented_values_are_dropped() {
+    let g = user("What is the factorial of 5?");
+    let calls = vec![
+        call("factorial", json!({"n": 5})),
+        call("get_time", json!({"city": "Rome"})),
+        call("get_weather", json!({"city": "Paris", "unit": "celsius"})),
+    ];
+    let (kept, dropped) = drop_ungrounded(calls, &set(), &g);
+    assert_eq!(kept, vec![call("factorial", json!({"n": 5}))]);
+    assert_eq!(dropped.len(), 2);
+    // A grounded value keeps another tool; so does having no free value.
+    let g = user("Weather and time in Rome, and 5!");
+    let calls = vec![
+        call("get_weather", json!({"city": "Rome"})),
+        call("get_time", json!({"city": "Rome"})),
+        call("factorial", json!({"n": 5})),
+    ];
+    assert_eq!(drop_ungrounded(calls.clone(), &set(), &g).0, calls);
+    let g = user("Anything");
+    let calls = vec![
+        call("get_time", json!({"city": "Rome"})),
+        call("get_weather", json!({"unit": "celsius", "hourly": true})),
+    ];
+    assert_eq!(drop_ungrounded(calls.clone(), &set(), &g).0, calls);
 }

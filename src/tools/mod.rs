@@ -17,7 +17,7 @@
 //! choice = ToolChoice::from_request(tool_choice, &set)?   // "none" => forward without tools
 //! upstream body: tools removed,
 //!   "format":   build_format(&set, &choice, parallel, answer_schema)
-//!   "messages": rewrite_messages(&messages, &instruction(&set, &choice, parallel), parallel)
+//!   "messages": rewrite_messages(&messages, &instruction(&set, &choice, parallel, question), parallel)
 //! non-stream:  parse_output(&content, &set)   -> ModelOutput::{Calls, Answer}
 //!              repair_calls / validate_calls  (retry or report on violations)
 //!              ollama_tool_calls / openai_tool_calls, or answer_content(&answer)
@@ -133,6 +133,7 @@ pub(crate) mod numbers;
 pub mod parse;
 pub mod placeholder;
 pub mod prompt;
+pub mod relevance;
 pub mod repeats;
 pub mod results;
 pub mod spec;
@@ -147,7 +148,9 @@ pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
-pub use grounding::{Grounding, drop_ungrounded, is_ungrounded_continuation};
+pub use grounding::{
+    Grounding, drop_ungrounded, is_ungrounded, is_ungrounded_addition, is_ungrounded_continuation,
+};
 pub use history::{CallStyle, rewrite_messages, rewrite_messages_as};
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
 pub use placeholder::placeholder_violations;

@@ -164,14 +164,7 @@ fn shorten(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::testutil::tools;
-
-    fn call(name: &str, arguments: Value) -> ToolCall {
-        ToolCall {
-            name: name.into(),
-            arguments,
-        }
-    }
+    use crate::tools::testutil::{call, tools};
 
     #[test]
     fn parses_single_and_parallel_calls() {

@@ -48,16 +48,11 @@ const SHOWN_KEYWORDS: &[&str] = &[
 /// [`super::rewrite_messages`]): one line per tool (`name: description`
 /// and its parameters as compact JSON), the reply shape matching
 /// [`super::build_format`] for the same `choice` and `parallel`, and the
-/// shape of a call of the first tool, types in place of values.
-pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool) -> String {
-    let shown: Vec<&Tool> = set
-        .tools()
-        .iter()
-        .filter(|t| match choice {
-            ToolChoice::Named(n) => &t.name == n,
-            _ => true,
-        })
-        .collect();
+/// shape of a call of the first tool listed, types in place of values.
+/// Tools are listed most relevant to `question` (the latest user message)
+/// first; see [`super::relevance`].
+pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool, question: &str) -> String {
+    let shown = shown_tools(set, choice, question);
     let Some(example_tool) = shown.first() else {
         return String::new();
     };
@@ -115,6 +110,31 @@ pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool) -> String
     out.push_str("\nCall shape: ");
     out.push_str(&shape);
     out
+}
+
+/// The tools an instruction lists: all of them, or the one `choice`
+/// names; most relevant to `question` first (the list and the call
+/// example lead with it).
+pub(crate) fn shown_tools<'a>(
+    set: &'a ToolSet,
+    choice: &ToolChoice,
+    question: &str,
+) -> Vec<&'a Tool> {
+    let declared: Vec<&Tool> = set
+        .tools()
+        .iter()
+        .filter(|t| match choice {
+            ToolChoice::Named(n) => &t.name == n,
+            _ => true,
+        })
+        .collect();
+    match super::relevance::rank(&declared, question) {
+        Some(order) => order
+            .iter()
+            .filter_map(|i| declared.get(*i).copied())
+            .collect(),
+        None => declared,
+    }
 }
 
 /// `text` on one line, trimmed and cut to [`MAX_DESCRIPTION`] characters.
@@ -262,7 +282,7 @@ mod tests {
     #[test]
     fn instruction_lists_tools_and_shapes_without_values() {
         let set = tools(3);
-        let text = instruction(&set, &ToolChoice::Auto, false);
+        let text = instruction(&set, &ToolChoice::Auto, false, "");
         assert!(text.starts_with("You can call these tools:\n- get_weather: Get the current weather for a city. Parameters: {\"type\":\"object\",\"properties\":{\"city\""), "{text}");
         assert!(text.contains("- tool_2: Tool number 2. Parameters:"));
         assert!(text.contains(r#"{"tool_call":{"name":…,"arguments":{…}}} to call a tool, or {"response":…} to answer."#), "{text}");
@@ -284,17 +304,45 @@ mod tests {
     #[test]
     fn instruction_follows_choice_and_mode() {
         let set = tools(3);
-        let text = instruction(&set, &ToolChoice::Required, true);
+        let text = instruction(&set, &ToolChoice::Required, true, "");
         assert!(text.contains("You must call a tool."));
         assert!(text.contains(r#"{"tool_calls":[{"name""#));
         assert!(!text.contains("\"response\""));
         assert!(text.ends_with(
             r#"Call shape: {"tool_calls":[{"name":"get_weather","arguments":{"city":string}}]}"#
         ));
-        let text = instruction(&set, &ToolChoice::Named("tool_1".into()), false);
+        let text = instruction(&set, &ToolChoice::Named("tool_1".into()), false, "");
         assert!(text.contains("You must call tool_1."));
         assert!(!text.contains("get_weather"));
         assert!(text.ends_with(r#"{"tool_call":{"name":"tool_1","arguments":{"n":integer}}}"#));
+    }
+
+    #[test]
+    fn the_tool_the_question_names_leads_the_list_and_the_example() {
+        let set = tools(3);
+        let text = instruction(&set, &ToolChoice::Auto, false, "Use tool number 2 please");
+        assert!(
+            text.starts_with("You can call these tools:\n- tool_2: "),
+            "{text}"
+        );
+        assert!(text.contains("\n- get_weather: "), "{text}");
+        assert!(
+            text.ends_with(
+                r#"Call shape: {"tool_call":{"name":"tool_2","arguments":{"n":integer}}}"#
+            ),
+            "{text}"
+        );
+        // A question no tool shares a word with keeps the declared order.
+        let text = instruction(
+            &set,
+            &ToolChoice::Auto,
+            false,
+            "What is the capital of France?",
+        );
+        assert!(
+            text.starts_with("You can call these tools:\n- get_weather: "),
+            "{text}"
+        );
     }
 
     #[test]
@@ -304,7 +352,7 @@ mod tests {
             "name":"pick","description":"x ".repeat(1000),
             "parameters":{"type":"object","title":"Pick","properties":{"v":{"type":"string","enum":huge}},"required":["v"]}}})])
         .unwrap();
-        let text = instruction(&set, &ToolChoice::Auto, false);
+        let text = instruction(&set, &ToolChoice::Auto, false, "");
         assert!(text.len() < 1000, "{}", text.len());
         assert!(text.contains(r#""enum":["v0","v1","v2","v3","v4","v5","v6","v7","v8","v9","…"]"#));
         assert!(!text.contains("title"));

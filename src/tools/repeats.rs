@@ -57,14 +57,8 @@ fn present(m: &Map<String, Value>) -> Vec<(&String, &Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::testutil::call;
     use serde_json::json;
-
-    fn call(name: &str, arguments: Value) -> ToolCall {
-        ToolCall {
-            name: name.into(),
-            arguments,
-        }
-    }
 
     #[test]
     fn normalized_arguments_are_the_same_call() {

@@ -166,13 +166,7 @@ pub fn answered_calls(messages: &[Value]) -> Vec<ToolCall> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn call(name: &str, arguments: Value) -> ToolCall {
-        ToolCall {
-            name: name.into(),
-            arguments,
-        }
-    }
+    use crate::tools::testutil::call;
 
     #[test]
     fn results_are_matched_by_id_name_or_order() {

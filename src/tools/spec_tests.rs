@@ -1,6 +1,7 @@
 //! Tests of tool parsing, grammar copies and the checks tools are given.
 
 use super::*;
+use crate::schema::budget::tests::fan_out;
 
 #[test]
 fn accepts_ollama_openai_and_flat_shapes() {
@@ -72,19 +73,6 @@ fn grammar_copies_are_always_embeddable() {
     assert!(set.tools()[0].exact());
     assert!(set.tools()[0].checker().check(&json!({"a":1})).is_valid());
     assert!(!set.tools()[0].checker().check(&json!({"a":"x"})).is_valid());
-}
-
-fn fan_out(levels: usize) -> Value {
-    let mut defs = Map::new();
-    for i in 0..levels {
-        let next = format!("#/$defs/L{}", i + 1);
-        defs.insert(
-            format!("L{i}"),
-            json!({"anyOf": [{"$ref": next}, {"$ref": next}]}),
-        );
-    }
-    defs.insert(format!("L{levels}"), json!({"type": "string"}));
-    json!({"$defs": defs, "$ref": "#/$defs/L0"})
 }
 
 #[test]

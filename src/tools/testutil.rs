@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::ToolSet;
+use super::{ToolCall, ToolSet};
 
 pub(crate) fn weather_tool() -> Value {
     json!({"type":"function","function":{
@@ -22,4 +22,12 @@ pub(crate) fn tools(n: usize) -> ToolSet {
             "parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}}));
     }
     ToolSet::from_request(&v).unwrap()
+}
+
+/// A call of `name` with `arguments`.
+pub(crate) fn call(name: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        name: name.into(),
+        arguments,
+    }
 }

@@ -1,11 +1,12 @@
 //! Model capabilities ("completion", "tools", "thinking", …) and context
-//! sizes from the upstream's `POST /api/show`, cached per model.
+//! sizes from an upstream's `POST /api/show`, cached per (upstream,
+//! model): the same name can be a different model on another box.
 //!
 //! The lookup is augur's own call, made over the same connection pool as
-//! everything it forwards. Entries expire after the configured TTL and are
-//! dropped when a model is pulled, created, copied or deleted through augur.
-//! The cache is shared by every worker; each worker looks up through its
-//! own pool.
+//! everything it forwards to that upstream. Entries expire after the
+//! configured TTL and are dropped when a model is pulled, created, copied
+//! or deleted through augur. The cache is shared by every worker; each
+//! worker looks up through its own pools.
 
 use std::{sync::Arc, time::Duration};
 
@@ -15,7 +16,7 @@ use http_body_util::{BodyExt, Limited};
 use moka::future::Cache;
 use serde_json::Value;
 
-use super::Upstream;
+use super::{Fleet, Upstream};
 use crate::error::ProxyError;
 
 /// Largest `/api/show` answer read (model info can be long).
@@ -41,38 +42,42 @@ struct Shown {
 /// Cached capability lookups.
 #[derive(Clone)]
 pub struct Capabilities {
-    cache: Cache<String, Arc<Shown>>,
-    upstream: Upstream,
+    cache: Cache<(usize, String), Arc<Shown>>,
+    fleet: Fleet,
 }
 
 impl Capabilities {
-    /// Lookups through `upstream`, cached for `ttl`.
-    pub fn new(upstream: Upstream, ttl: Duration) -> Self {
+    /// Lookups through `fleet`'s clients, cached for `ttl`.
+    pub fn new(fleet: Fleet, ttl: Duration) -> Self {
         Self {
             cache: Cache::builder()
                 .max_capacity(10_000)
                 .time_to_live(ttl)
                 .build(),
-            upstream,
+            fleet,
         }
     }
 
-    /// The same cache, looked up through another pool (a worker's own).
-    pub fn through(&self, upstream: Upstream) -> Self {
+    /// The same cache, looked up through other pools (a worker's own).
+    pub fn through(&self, fleet: Fleet) -> Self {
         Self {
             cache: self.cache.clone(),
-            upstream,
+            fleet,
         }
     }
 
-    /// What `/api/show` says of `model`. A model the upstream does not
-    /// know has no capabilities (the request then fails upstream with
-    /// Ollama's own error).
-    async fn of(&self, model: &str) -> Result<Arc<Shown>, ProxyError> {
-        let upstream = self.upstream.clone();
+    /// What upstream `upstream`'s `/api/show` says of `model`. A model the
+    /// upstream does not know has no capabilities (the request then fails
+    /// upstream with Ollama's own error).
+    async fn of(&self, upstream: usize, model: &str) -> Result<Arc<Shown>, ProxyError> {
+        let client = self
+            .fleet
+            .client(upstream)
+            .ok_or_else(|| ProxyError::Internal(format!("no upstream {upstream}")))?
+            .clone();
         self.cache
-            .try_get_with(model.to_string(), async move {
-                fetch(&upstream, model).await.map(Arc::new)
+            .try_get_with((upstream, model.to_string()), async move {
+                fetch(&client, model).await.map(Arc::new)
             })
             .await
             .map_err(|e: Arc<ProxyError>| match &*e {
@@ -81,19 +86,26 @@ impl Capabilities {
             })
     }
 
-    /// Whether `model` has capability `cap`.
-    pub async fn has(&self, model: &str, cap: &str) -> Result<bool, ProxyError> {
-        Ok(self.of(model).await?.capabilities.iter().any(|c| c == cap))
+    /// Whether `model` on upstream `upstream` has capability `cap`.
+    pub async fn has(&self, upstream: usize, model: &str, cap: &str) -> Result<bool, ProxyError> {
+        Ok(self
+            .of(upstream, model)
+            .await?
+            .capabilities
+            .iter()
+            .any(|c| c == cap))
     }
 
-    /// What `/api/show` says of `model`'s context.
-    pub async fn context(&self, model: &str) -> Result<ModelContext, ProxyError> {
-        Ok(self.of(model).await?.context)
+    /// What upstream `upstream`'s `/api/show` says of `model`'s context.
+    pub async fn context(&self, upstream: usize, model: &str) -> Result<ModelContext, ProxyError> {
+        Ok(self.of(upstream, model).await?.context)
     }
 
-    /// Forget everything (a model changed upstream).
-    pub fn invalidate_all(&self) {
+    /// A model changed upstream: forget everything, and have every
+    /// upstream's models read again.
+    pub fn models_changed(&self) {
         self.cache.invalidate_all();
+        self.fleet.models_changed();
     }
 }
 

@@ -148,6 +148,8 @@ pin_project_lite::pin_project! {
         // whether any were.
         newlines: u8,
         sent: bool,
+        // The upstream's in-flight count, released with the body.
+        in_flight: Option<super::fleet::InFlight>,
     }
 }
 
@@ -177,7 +179,14 @@ where
             held: BytesMut::new(),
             newlines: 0,
             sent: false,
+            in_flight: None,
         }
+    }
+
+    /// Hold `in_flight` until the body is dropped.
+    pub(super) fn holding(mut self, in_flight: Option<super::fleet::InFlight>) -> Self {
+        self.in_flight = in_flight;
+        self
     }
 
     /// Wait for the body's first frame (kept, and passed on first), so

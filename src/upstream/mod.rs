@@ -12,9 +12,14 @@
 //! of a silent truncation; a whole (non-stream) body that fails is a 502
 //! when nothing of it was sent yet, and an aborted connection otherwise
 //! (see `guard.rs`).
+//!
+//! [`Upstream`] is one upstream's client; [`fleet`] chooses among several
+//! (model-aware routing, health, failover) and owns their clients.
 
 pub mod capabilities;
+pub mod fleet;
 mod guard;
+mod headers;
 mod pool;
 
 use std::{
@@ -25,13 +30,15 @@ use std::{
 };
 
 use axum::body::Body;
-use http::{HeaderMap, HeaderName, HeaderValue, Request, Response, Uri, header};
+use http::{HeaderValue, Request, Response, Uri, header};
 
 use crate::{
     error::{Flavor, ProxyError},
     telemetry::Timing,
 };
+pub use fleet::{Fleet, Target};
 use guard::{GuardedBody, Terminator};
+pub use headers::strip_hop_by_hop;
 use pool::{Pool, SendError};
 
 /// Idle upstream connections kept per pool.
@@ -139,20 +146,9 @@ impl Upstream {
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
-        // The error shape the client reads, set by admission.
-        let flavor = req
-            .extensions()
-            .get::<Flavor>()
-            .copied()
-            .unwrap_or_default();
-        let (parts, incoming, started) = self.exchange(req, client, timing.as_ref()).await?;
-        let terminator =
-            Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE), flavor);
-        let mut body = GuardedBody::new(incoming, terminator, self.idle_timeout, timing, started);
-        if terminator == Terminator::None {
-            Pin::new(&mut body).first_frame().await?;
-        }
-        Ok(Response::from_parts(parts, Body::new(body)))
+        self.attempt(req, client, timing, Mode::Forward, None)
+            .await
+            .map_err(|f| f.error)
     }
 
     /// Send `req` upstream for augur itself: like [`Upstream::forward`],
@@ -164,14 +160,51 @@ impl Upstream {
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
+        self.attempt(req, client, timing, Mode::Call, None)
+            .await
+            .map_err(|f| f.error)
+    }
+
+    /// [`Upstream::forward`] or [`Upstream::call`], saying on failure
+    /// whether another upstream may be asked; `in_flight` is held until
+    /// the response body ends.
+    pub(crate) async fn attempt(
+        &self,
+        req: Request<Body>,
+        client: Option<ClientInfo>,
+        timing: Option<Arc<Timing>>,
+        mode: Mode,
+        in_flight: Option<fleet::InFlight>,
+    ) -> Result<Response<Body>, Failure> {
+        // The error shape the client reads, set by admission.
+        let flavor = match mode {
+            Mode::Forward => req
+                .extensions()
+                .get::<Flavor>()
+                .copied()
+                .unwrap_or_default(),
+            Mode::Call => Flavor::default(),
+        };
         let (parts, incoming, started) = self.exchange(req, client, timing.as_ref()).await?;
-        let body = GuardedBody::new(
-            incoming,
-            Terminator::None,
-            self.idle_timeout,
-            timing,
-            started,
-        );
+        let terminator = match mode {
+            Mode::Forward => {
+                Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE), flavor)
+            }
+            Mode::Call => Terminator::None,
+        };
+        let mut body = GuardedBody::new(incoming, terminator, self.idle_timeout, timing, started)
+            .holding(in_flight);
+        if mode == Mode::Forward && terminator == Terminator::None {
+            Pin::new(&mut body).first_frame().await.map_err(|error| {
+                // Reset before the first byte: nothing reached the client.
+                let retryable = matches!(error, ProxyError::UpstreamUnavailable(_));
+                Failure {
+                    error,
+                    retryable,
+                    unsent: None,
+                }
+            })?;
+        }
         Ok(Response::from_parts(parts, Body::new(body)))
     }
 
@@ -182,18 +215,20 @@ impl Upstream {
         mut req: Request<Body>,
         client: Option<ClientInfo>,
         timing: Option<&Arc<Timing>>,
-    ) -> Result<(http::response::Parts, pool::DrivenBody, Instant), ProxyError> {
-        *req.uri_mut() = self.origin_form(req.uri())?;
+    ) -> Result<(http::response::Parts, pool::DrivenBody, Instant), Failure> {
+        *req.uri_mut() = self.origin_form(req.uri()).map_err(Failure::final_)?;
         *req.version_mut() = http::Version::HTTP_11;
-        prepare_request_headers(req.headers_mut(), &self.authority, client);
+        headers::prepare_request_headers(req.headers_mut(), &self.authority, client);
 
         let started = Instant::now();
         let sent = tokio::time::timeout(self.first_byte_timeout, self.send(req)).await;
         let response = match sent {
+            // The upstream may be working on it (a model loading): asking
+            // another one would not be sooner.
             Err(_) => {
-                return Err(ProxyError::UpstreamTimeout(
+                return Err(Failure::final_(ProxyError::UpstreamTimeout(
                     self.first_byte_timeout.as_millis(),
-                ));
+                )));
             }
             Ok(result) => result?,
         };
@@ -221,19 +256,77 @@ impl Upstream {
 
     /// Send on a pooled connection. A request that never reached a reused
     /// connection (the upstream had just closed it) is sent again on a
-    /// new one.
-    async fn send(&self, req: Request<Body>) -> Result<Response<pool::DrivenBody>, ProxyError> {
-        let lease = self.pool.checkout().await?;
+    /// new one. A request that never left augur is given back.
+    async fn send(&self, req: Request<Body>) -> Result<Response<pool::DrivenBody>, Failure> {
+        let lease = match self.pool.checkout().await {
+            Ok(lease) => lease,
+            Err(error) => return Err(Failure::unsent(error, req)),
+        };
         let fresh = lease.fresh;
         match lease.send(req).await {
             Ok(response) => Ok(response),
             Err(SendError {
                 request: Some(req), ..
             }) if !fresh => {
-                let lease = self.pool.connect().await?;
-                lease.send(req).await.map_err(|e| describe(&e.error))
+                let lease = match self.pool.connect().await {
+                    Ok(lease) => lease,
+                    Err(error) => return Err(Failure::unsent(error, req)),
+                };
+                lease.send(req).await.map_err(Failure::from)
             }
-            Err(e) => Err(describe(&e.error)),
+            Err(e) => Err(Failure::from(e)),
+        }
+    }
+}
+
+/// How a response is handed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// To the client: a failed stream ends with an error line.
+    Forward,
+    /// To augur itself: a failed body is an error.
+    Call,
+}
+
+/// Why an attempt failed, and whether another upstream may be asked.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub error: ProxyError,
+    /// Nothing reached the client and the upstream could not be reached
+    /// or reset the connection before answering.
+    pub retryable: bool,
+    /// The request, when it never left augur.
+    pub unsent: Option<Request<Body>>,
+}
+
+impl Failure {
+    /// A failure no other upstream would change.
+    fn final_(error: ProxyError) -> Self {
+        Self {
+            error,
+            retryable: false,
+            unsent: None,
+        }
+    }
+
+    fn unsent(error: ProxyError, req: Request<Body>) -> Self {
+        Self {
+            error,
+            retryable: true,
+            unsent: Some(req),
+        }
+    }
+}
+
+impl From<SendError> for Failure {
+    /// The connection failed before the response head arrived. When the
+    /// request's own body failed (the client left mid-upload, or sent more
+    /// than the body limit), the upstream is not at fault.
+    fn from(e: SendError) -> Self {
+        Self {
+            error: describe(&e.error),
+            retryable: !e.error.is_user(),
+            unsent: e.request,
         }
     }
 }
@@ -250,109 +343,9 @@ fn describe(e: &hyper::Error) -> ProxyError {
     ProxyError::UpstreamUnavailable(detail)
 }
 
-/// Hop-by-hop headers (RFC 9110 §7.6.1) are for one connection only.
-const HOP_BY_HOP: [HeaderName; 8] = [
-    header::CONNECTION,
-    HeaderName::from_static("keep-alive"),
-    header::PROXY_AUTHENTICATE,
-    header::PROXY_AUTHORIZATION,
-    header::TE,
-    header::TRAILER,
-    header::TRANSFER_ENCODING,
-    header::UPGRADE,
-];
-
-/// Remove hop-by-hop headers, including those named in `Connection`.
-pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    // Most messages carry none: one pass over the names is cheaper than
-    // removing each by hash.
-    let present =
-        |name: &HeaderName| HOP_BY_HOP.contains(name) || name.as_str() == "proxy-connection";
-    if !headers.keys().any(present) {
-        return;
-    }
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .collect();
-    for name in named.iter().chain(HOP_BY_HOP.iter()) {
-        headers.remove(name);
-    }
-    headers.remove("proxy-connection");
-}
-
-const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
-const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
-
-fn prepare_request_headers(
-    headers: &mut HeaderMap,
-    authority: &HeaderValue,
-    client: Option<ClientInfo>,
-) {
-    strip_hop_by_hop(headers);
-    headers.insert(header::HOST, authority.clone());
-    if let Some(client) = client {
-        let forwarded = match headers.get(&X_FORWARDED_FOR).map(HeaderValue::as_bytes) {
-            Some(prior) if !prior.is_empty() => {
-                let mut joined = prior.to_vec();
-                joined.extend_from_slice(b", ");
-                joined.extend_from_slice(client.forwarded_for.as_bytes());
-                HeaderValue::from_bytes(&joined).ok()
-            }
-            _ => Some(client.forwarded_for.clone()),
-        };
-        if let Some(v) = forwarded {
-            headers.insert(X_FORWARDED_FOR, v);
-        }
-        if !headers.contains_key(&X_FORWARDED_PROTO) {
-            headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static("http"));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hop_by_hop_headers_are_dropped() {
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::CONNECTION,
-            HeaderValue::from_static("keep-alive, x-secret"),
-        );
-        h.insert("x-secret", HeaderValue::from_static("1"));
-        h.insert(
-            header::TRANSFER_ENCODING,
-            HeaderValue::from_static("chunked"),
-        );
-        h.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        strip_hop_by_hop(&mut h);
-        assert_eq!(h.len(), 1);
-        assert!(h.contains_key(header::CONTENT_TYPE));
-    }
-
-    #[test]
-    fn forwarded_headers_append() {
-        let mut h = HeaderMap::new();
-        h.insert(header::HOST, HeaderValue::from_static("proxy.example.com"));
-        h.insert("x-forwarded-for", HeaderValue::from_static("10.0.0.1"));
-        let client = ClientInfo::new("192.168.1.2".parse().unwrap());
-        prepare_request_headers(
-            &mut h,
-            &HeaderValue::from_static("127.0.0.1:11434"),
-            Some(client),
-        );
-        assert_eq!(h[header::HOST], "127.0.0.1:11434");
-        assert_eq!(h["x-forwarded-for"], "10.0.0.1, 192.168.1.2");
-        assert_eq!(h["x-forwarded-proto"], "http");
-    }
 
     #[test]
     fn upstream_uris_keep_a_path_prefix() {

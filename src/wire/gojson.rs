@@ -7,6 +7,19 @@
 
 use serde_json::Value;
 
+/// Go's name for the kind of a JSON value in `encoding/json` type errors
+/// (`json: cannot unmarshal string into Go struct field …`).
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Compact JSON with Go's HTML-safe escaping.
 pub fn to_go_json(value: &Value) -> String {
     let plain = value.to_string();

@@ -38,14 +38,7 @@ impl Unescaper {
                 return false;
             }
             self.flush_high(out);
-            out.push(match c {
-                'n' => '\n',
-                't' => '\t',
-                'r' => '\r',
-                'b' => '\u{8}',
-                'f' => '\u{c}',
-                other => other,
-            });
+            out.push(unescaped(c));
             return false;
         }
         if c == '\\' {
@@ -85,6 +78,33 @@ impl Unescaper {
     }
 }
 
+/// The character a one-letter escape (`\n`, `\t`, …) stands for; any
+/// other letter stands for itself (`\"`, `\\`, `\/`).
+pub fn unescaped(c: char) -> char {
+    match c {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        other => other,
+    }
+}
+
+/// Step over `c` inside a JSON string, `escape` being whether the last
+/// character was an escaping backslash; true at the closing quote.
+fn ends_string(escape: &mut bool, c: char) -> bool {
+    if *escape {
+        *escape = false;
+        false
+    } else if c == '\\' {
+        *escape = true;
+        false
+    } else {
+        c == '"'
+    }
+}
+
 /// Raw pass-through of one JSON value, dropping whitespace outside strings.
 #[derive(Debug, Default)]
 pub struct RawScan {
@@ -105,11 +125,7 @@ impl RawScan {
     pub fn push(&mut self, c: char, out: &mut String) -> bool {
         if self.in_string {
             out.push(c);
-            if self.escape {
-                self.escape = false;
-            } else if c == '\\' {
-                self.escape = true;
-            } else if c == '"' {
+            if ends_string(&mut self.escape, c) {
                 self.in_string = false;
                 return self.depth == 0;
             }
@@ -161,11 +177,7 @@ impl Capture {
     pub fn push(&mut self, c: char) -> bool {
         self.text.push(c);
         if self.in_string {
-            if self.escape {
-                self.escape = false;
-            } else if c == '\\' {
-                self.escape = true;
-            } else if c == '"' {
+            if ends_string(&mut self.escape, c) {
                 self.in_string = false;
             }
             return false;

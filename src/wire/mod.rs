@@ -10,7 +10,7 @@ pub mod model_name;
 pub mod path;
 pub mod upstream_error;
 
-pub use gojson::{created_at_now, to_go_json};
+pub use gojson::{created_at_now, json_kind, to_go_json};
 pub use model_name::normalize_model_name;
 
 /// Length of `v` as compact JSON, counted without building the text.

@@ -61,6 +61,11 @@ pub fn canonical(raw: &str) -> Result<String, PathError> {
         out.push('/');
         encode_segment(s, &mut out);
     }
+    // Encoding can lengthen a path: the bound holds for what is forwarded
+    // too, so that a canonical path is canonical again.
+    if out.len() > MAX_PATH {
+        return Err(PathError("it is too long"));
+    }
     Ok(out)
 }
 
@@ -223,5 +228,17 @@ mod tests {
         ] {
             assert!(!is_canonical(raw), "{raw}");
         }
+    }
+}
+
+#[cfg(test)]
+mod grow_tests {
+    use super::*;
+
+    #[test]
+    fn a_path_that_grows_past_the_bound_when_encoded_is_refused() {
+        let raw = format!("/{}", "é".repeat(MAX_PATH / 2 - 1));
+        assert!(raw.len() <= MAX_PATH);
+        assert_eq!(canonical(&raw), Err(PathError("it is too long")));
     }
 }

@@ -1,7 +1,8 @@
 //! Structured-output requests and checks shared by the format tests: the
-//! person schema, chat and generate bodies with a `format`, the content of
-//! a streamed answer, augur with one policy file or in front of a scripted
-//! model, and the schema constructs llama.cpp's grammar converter rejects.
+//! person schema, chat and generate bodies with a `format`, the answer the
+//! fake gives it, the content of a streamed answer, augur with one policy
+//! file or in front of a scripted model, and the schema constructs
+//! llama.cpp's grammar converter rejects.
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use augur::config::Config;
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
 
-use super::{Augur, start_config, start_with, write_policy};
+use super::{Augur, post, start_config, start_with, write_policy};
 
 /// `{"name": string, "age": integer}`, both required.
 pub fn person() -> Value {
@@ -26,6 +27,23 @@ pub fn chat(model: &str, format: Value, stream: bool) -> Value {
 
 pub fn generate(model: &str, format: Value, stream: bool) -> Value {
     json!({"model": model, "stream": stream, "format": format, "prompt": "Who?"})
+}
+
+/// `person()` asked of `model` on `path` (`/api/chat` or `/api/generate`).
+pub async fn ask_person(augur: &Augur, path: &str, model: &str, stream: bool) -> reqwest::Response {
+    let body = if path == "/api/generate" {
+        generate(model, person(), stream)
+    } else {
+        chat(model, person(), stream)
+    };
+    post(augur, path, &body).await
+}
+
+/// `content` is the answer the fake's models give `person()` (its smallest
+/// instance: strings "x", numbers 1), once valid.
+pub fn assert_person_answer(content: &str) {
+    let answer: Value = serde_json::from_str(content).unwrap_or_else(|e| panic!("{e}: {content}"));
+    assert_eq!(answer, json!({"name": "x", "age": 1}));
 }
 
 /// Content of a streamed chat or generate answer, and its chunks.
@@ -48,7 +66,7 @@ pub async fn with_policy(fake: &FakeOllama, yaml: &str) -> Augur {
     write_policy(policies.path(), "policy.yaml", yaml);
     let policy = augur::policy::load_dir(policies.path(), schemas.path()).unwrap();
     let config = Config {
-        upstream: fake.url().parse().unwrap(),
+        upstreams: super::upstreams(&fake.url()),
         drain_timeout: Duration::from_secs(5),
         ..Config::default()
     };
@@ -58,12 +76,27 @@ pub async fn with_policy(fake: &FakeOllama, yaml: &str) -> Augur {
 /// A fake Ollama whose `model` answers `replies` in turn, and augur in
 /// front of it.
 pub async fn scripted(model: &str, replies: &[&str]) -> (FakeOllama, Augur) {
-    let fake = FakeOllama::builder()
-        .script(model, replies.iter().map(|r| (*r).to_string()).collect())
-        .start()
-        .await;
+    let fake = scripted_fake(model, replies).await;
     let augur = start_with(&fake.url(), |_| {}).await;
     (fake, augur)
+}
+
+/// [`scripted`], with augur under one policy file.
+pub async fn scripted_with_policy(
+    model: &str,
+    replies: &[&str],
+    yaml: &str,
+) -> (FakeOllama, Augur) {
+    let fake = scripted_fake(model, replies).await;
+    let augur = with_policy(&fake, yaml).await;
+    (fake, augur)
+}
+
+async fn scripted_fake(model: &str, replies: &[&str]) -> FakeOllama {
+    FakeOllama::builder()
+        .script(model, replies.iter().map(|r| (*r).to_string()).collect())
+        .start()
+        .await
 }
 
 /// A schema full of what the converter rejects: `$defs` and `$ref`, a type

@@ -54,7 +54,7 @@ impl Live {
         std::fs::write(schemas.path().join("answer.json"), ANSWER_SCHEMA).unwrap();
         write_policy(policies.path(), POLICY_FILE, policy);
         let config = Config {
-            upstream: fake.url().parse().unwrap(),
+            upstreams: super::upstreams(&fake.url()),
             policies: policies.path().to_path_buf(),
             schemas: schemas.path().to_path_buf(),
             drain_timeout: Duration::from_secs(5),

@@ -11,6 +11,7 @@
 pub mod formats;
 pub mod live;
 pub mod process;
+pub mod redis_server;
 pub mod tool_turns;
 
 use std::{net::SocketAddr, path::Path, time::Duration};
@@ -39,6 +40,12 @@ impl Augur {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.task).await;
     }
 
+    /// A receiver that turns true when [`Augur::stop`] is called (for
+    /// background tasks a test starts, such as the upstream monitor).
+    pub fn stopping(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
     /// Serve the admin router (`/-/policies`, `/metrics`, ...) on its own
     /// port until [`Augur::stop`]; returns its base URL.
     pub async fn admin(&self) -> String {
@@ -54,10 +61,48 @@ impl Augur {
     }
 }
 
+/// The upstream list of one upstream at `url`.
+pub fn upstreams(url: &str) -> Vec<augur::config::UpstreamSpec> {
+    vec![augur::config::UpstreamSpec::from_url(url).unwrap()]
+}
+
+/// The Prometheus recorder of this test binary (installed once; every
+/// test of the binary records into it).
+pub fn metrics() -> metrics_exporter_prometheus::PrometheusHandle {
+    static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
+        std::sync::OnceLock::new();
+    HANDLE
+        .get_or_init(|| augur::telemetry::install_metrics().unwrap())
+        .clone()
+}
+
+/// The value of the metric line that starts with `name{` and holds every
+/// one of `labels` (`key="value"`), or 0.
+pub fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .find(|l| labels.iter().all(|label| l.contains(label)))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// An upstream list: one upstream per `(name, url)`.
+pub fn named(upstreams: &[(&str, &str)]) -> Vec<augur::config::UpstreamSpec> {
+    upstreams
+        .iter()
+        .map(|(name, url)| {
+            let mut spec = augur::config::UpstreamSpec::from_url(url).unwrap();
+            spec.name = name.to_string();
+            spec
+        })
+        .collect()
+}
+
 /// Start augur against `upstream` with the default config tweaked by `f`.
 pub async fn start_with(upstream: &str, f: impl FnOnce(&mut Config)) -> Augur {
     let mut config = Config::default();
-    config.upstream = upstream.parse().unwrap();
+    config.upstreams = upstreams(upstream);
     config.drain_timeout = Duration::from_secs(5);
     f(&mut config);
     start_config(config, Policy::permissive()).await
@@ -185,6 +230,25 @@ pub fn header<'a>(r: &'a reqwest::Response, name: &str) -> Option<&'a str> {
 pub fn ndjson(text: &str) -> Vec<serde_json::Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The `(event, data)` pairs of an SSE body.
+pub fn events(text: &str) -> Vec<(String, serde_json::Value)> {
+    text.split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            let mut name = String::new();
+            let mut data = serde_json::Value::Null;
+            for line in e.lines() {
+                if let Some(n) = line.strip_prefix("event: ") {
+                    name = n.to_string();
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data = serde_json::from_str(d).unwrap_or_else(|err| panic!("{err}: {d}"));
+                }
+            }
+            (name, data)
+        })
         .collect()
 }
 

@@ -67,9 +67,9 @@ def claude_env(home, base_url):
         # No telemetry, error reporting or update checks: the base URL is the only host contacted.
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
-        # Without this, Claude Code also declares a `DeferredToolPlaceholder` tool
-        # (`defer_loading: true`, "never call this tool"), which augur offers to the
-        # model like any other tool, and gemma3 270M calls it.
+        # Without this, Claude Code also declares a tool search tool and deferred
+        # tools (`defer_loading: true`, which augur does not offer to the model);
+        # the test keeps to the tools it checks.
         "ENABLE_TOOL_SEARCH": "false",
         # Fail at once on an error answer instead of backing off and retrying.
         "CLAUDE_CODE_MAX_RETRIES": "0",

@@ -120,7 +120,10 @@ async fn ten_thousand_files_are_refused_at_once_and_cost_nothing_idle() {
     eprintln!("10,000 files: refusal cost {:?} CPU", cost.cpu);
     let s = status(&p).await;
     assert_eq!(s["effective"]["auth"]["required"], true, "{s}");
-    assert_eq!(s["files"].as_array().unwrap().len(), 1);
+    // A reload may have run while the files were still being written and
+    // loaded the first ones (a valid directory then); never past the bound.
+    let loaded = s["files"].as_array().unwrap().len();
+    assert!((1..=256).contains(&loaded), "{loaded} files loaded");
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let cpu = idle_cpu(&p).await;
     eprintln!("10,000 files: idle CPU {cpu:?} over {IDLE:?}");

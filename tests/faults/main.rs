@@ -56,7 +56,7 @@ pub async fn with_policy(fake: &FakeOllama, yaml: &str) -> Augur {
     common::write_policy(policies.path(), "policy.yaml", yaml);
     let policy = augur::policy::load_dir(policies.path(), schemas.path()).unwrap();
     let config = augur::config::Config {
-        upstream: fake.url().parse().unwrap(),
+        upstreams: common::upstreams(&fake.url()),
         drain_timeout: Duration::from_secs(5),
         ..augur::config::Config::default()
     };

@@ -75,6 +75,31 @@ class Handler(BaseHTTPRequestHandler):
                    "/api/delete": "DELETE", "/api/embed": "POST", "/api/embeddings": "POST",
                    "/v1/completions": "POST", "/v1/embeddings": "POST"}
 
+    linger = 5.0  # seconds to drain a body left unsent when the connection closes early
+
+    def finish(self) -> None:
+        """Flush the answer; when closing with a request body unread, drain it first.
+
+        Closing a socket whose input is unread resets the connection, and a
+        client still sending its body would see a broken pipe instead of the
+        413 or 400 already written. Like Go's server, shut the write side and
+        read (bounded by `linger`) until the client closes."""
+        super().finish()
+        headers = getattr(self, "headers", None)
+        declared = headers is not None and (
+            headers.get("Content-Length", "0").strip() not in ("", "0") or "Transfer-Encoding" in headers)
+        if not (self.close_connection and declared):
+            return
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + self.linger
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(1 << 16):
+                    break
+        except OSError:
+            pass
+
     def log_message(self, fmt: str, *args: Any) -> None:
         if self.verbose:
             sys.stderr.write("[ollama-front] %s %s\n" % (self.address_string(), fmt % args))

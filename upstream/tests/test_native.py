@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 from conftest import MAX_BODY, MODEL, PACKAGE
 from fake_llama import Reply
@@ -144,6 +145,21 @@ def test_bodies_are_bounded_and_framing_errors_are_answered(call, front):
             answer = s.recv(65536)
         assert answer.startswith(b"HTTP/1.1 400"), answer
         assert b"Traceback" not in answer
+
+
+def test_an_early_answer_reaches_a_client_still_sending_its_body(front):
+    host, port = front.split(":")
+    head = b"POST /api/chat HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n" % (front.encode(), MAX_BODY + 1)
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(head + b"x" * (1 << 20))
+        time.sleep(0.3)  # the 413 is written by now; the client goes on sending
+        s.sendall(b"x" * (4 << 20))
+        s.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert answer.endswith(b'{"error":"request body too large"}'), answer[-200:]
 
 
 def test_a_chunked_body_is_read(call, fake):

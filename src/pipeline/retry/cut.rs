@@ -7,6 +7,8 @@
 //! [`MAX_DEPTH`]; sibling string values are remembered (bounded) so that a
 //! grammar's alternatives can later be told apart (`"name": "get_weather"`).
 
+use crate::wire::json_scan::unescaped;
+
 /// Deepest nesting followed; deeper text is scanned but not tracked.
 pub const MAX_DEPTH: usize = 64;
 /// Sibling string values remembered per open object.
@@ -122,6 +124,8 @@ pub fn analyze(text: &str) -> Option<Cut> {
             if s.escape {
                 s.escape = false;
                 s.chars += 1;
+                // `\u` escapes are kept as their letter: remembered values
+                // only need to compare equal.
                 keep(&mut s.text, unescaped(c));
             } else if c == '\\' {
                 s.escape = true;
@@ -182,19 +186,6 @@ pub fn analyze(text: &str) -> Option<Cut> {
 fn keep(text: &mut String, c: char) {
     if text.len() < MAX_SIBLING_LEN {
         text.push(c);
-    }
-}
-
-/// The character a one-letter escape stands for (`\u` escapes are kept
-/// as their letter: remembered values only need to compare equal).
-fn unescaped(c: char) -> char {
-    match c {
-        'n' => '\n',
-        't' => '\t',
-        'r' => '\r',
-        'b' => '\u{8}',
-        'f' => '\u{c}',
-        other => other,
     }
 }
 

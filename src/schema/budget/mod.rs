@@ -21,7 +21,7 @@ mod recursion;
 mod scan;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use serde_json::Value;
 

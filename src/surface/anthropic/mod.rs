@@ -25,47 +25,61 @@ use axum::{
     extract::{Request, State},
     response::Response,
 };
+use http::HeaderMap;
+use serde_json::{Map, Value};
 
+use super::{Adapter, Translation};
 use crate::{
     error::ProxyError,
-    ingress::Admitted,
-    pipeline::{Exchange, Outcome, plan::Route},
+    ingress::{Admitted, Model},
+    pipeline::output::Output,
     state::AppState,
 };
 
 /// `POST /v1/messages`.
 pub async fn messages(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    let flavor = admitted.route.flavor;
-    handle(state, admitted, req)
-        .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+    super::serve(&Messages, state, admitted, req).await
 }
 
-async fn handle(state: AppState, admitted: Admitted, req: Request) -> Result<Response, ProxyError> {
-    let (parts, _) = req.into_parts();
-    let bytes = admitted.body.clone().unwrap_or_default();
-    let Some(model) = super::acted_on(&admitted) else {
-        return super::forward_bytes(&state, parts, bytes).await;
-    };
-    let mut translated = translate(&super::parse_object(&bytes)?)?;
-    if translated.web_search {
-        // Ollama runs the search loop itself.
-        return super::forward_bytes(&state, parts, bytes).await;
+/// The Messages surface.
+struct Messages;
+
+impl Adapter for Messages {
+    type Meta = Meta;
+
+    async fn translate(
+        &self,
+        state: &AppState,
+        model: &Model,
+        headers: &HeaderMap,
+        body: Map<String, Value>,
+    ) -> Result<Translation<Meta>, ProxyError> {
+        let mut translated = translate(&body)?;
+        if translated.web_search {
+            // Ollama runs the search loop itself.
+            return Ok(Translation::Forward);
+        }
+        // Ollama's Anthropic layer drops thinking a model cannot do rather
+        // than refusing it; so does augur when it does not emulate thinking.
+        if !model.policy.think_emulation {
+            let target = crate::upstream::Target::Model {
+                name: model.name.clone(),
+                prefer: None,
+            };
+            let upstream = state.fleet.choose(headers, &target)?;
+            if !state
+                .capabilities
+                .has(upstream, &model.raw, "thinking")
+                .await?
+            {
+                relax_think(&mut translated.body);
+            }
+        }
+        let meta = Meta::new(&translated);
+        Ok(Translation::chat(translated.body, meta))
     }
-    // Ollama's Anthropic layer drops thinking a model cannot do rather
-    // than refusing it; so does augur when it does not emulate thinking.
-    if !model.policy.think_emulation && !state.capabilities.has(&model.raw, "thinking").await? {
-        relax_think(&mut translated.body);
-    }
-    let meta = Meta::new(&translated);
-    let exchange = Exchange {
-        route: Route::Chat,
-        body: translated.body,
-        stream_default: false,
-        raw: None,
-    };
-    match super::run(&state, &admitted, model, &parts, exchange).await? {
-        Outcome::Forward => super::forward_bytes(&state, parts, bytes).await,
-        Outcome::Output(out) => Ok(render(meta, out)),
+
+    fn render(&self, meta: Meta, out: Output) -> Response {
+        render(meta, out)
     }
 }

@@ -209,8 +209,9 @@ fn tool_choice(choice: &Map<String, Value>) -> Option<Value> {
     })
 }
 
-/// `convertTool` for each declared tool; true if a server-side web search
-/// tool is among them (a client tool named `web_search` is then dropped).
+/// `convertTool` for each declared tool that is loaded (not
+/// `defer_loading`); true if a server-side web search tool is among them
+/// (a client tool named `web_search` is then dropped).
 fn convert_tools(tools: &[Value]) -> Result<(Vec<Value>, bool), ProxyError> {
     let empty = Map::new();
     fn kind(t: &Value) -> &str {
@@ -226,6 +227,12 @@ fn convert_tools(tools: &[Value]) -> Result<(Vec<Value>, bool), ProxyError> {
             continue;
         }
         if web_search && name == "web_search" {
+            continue;
+        }
+        // A deferred tool is not in the model's context until a tool search
+        // loads it (Claude Code declares a placeholder this way, "never call
+        // this tool"); a model that cannot search is never offered it.
+        if tool.get("defer_loading") == Some(&Value::Bool(true)) {
             continue;
         }
         let mut function = Map::new();

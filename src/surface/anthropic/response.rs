@@ -6,11 +6,13 @@
 //! when empty and `stop_sequence` always (Ollama never sets it); an answer
 //! with no block at all has `"content": null`.
 
-use axum::{body::Body, response::Response};
-use http::{HeaderValue, header};
+use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use crate::pipeline::output::Output;
+use crate::{
+    pipeline::output::Output,
+    surface::{json_answer, sse_answer},
+};
 
 use super::{go, request::Translated, stream};
 
@@ -150,26 +152,8 @@ pub fn message(meta: &Meta, v: &Value) -> Value {
 pub fn render(meta: Meta, output: Output) -> Response {
     match output {
         Output::Full { value, headers } => {
-            let mut text = go::marshal(&message(&meta, &value));
-            text.push('\n');
-            let mut r = Response::new(Body::from(text));
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            r.headers_mut().extend(headers);
-            r
+            json_answer(go::marshal(&message(&meta, &value)), headers)
         }
-        Output::Stream { rx, headers } => {
-            let mut r = Response::new(stream::body(meta, rx));
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            );
-            r.headers_mut()
-                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            r.headers_mut().extend(headers);
-            r
-        }
+        Output::Stream { rx, headers } => sse_answer(stream::body(meta, rx), true, headers),
     }
 }

@@ -12,11 +12,13 @@ use axum::{
     extract::{Request, State},
     response::Response,
 };
+use serde_json::{Map, Value};
 
+use super::{Adapter, Translation};
 use crate::{
     error::ProxyError,
-    ingress::Admitted,
-    pipeline::{Exchange, Outcome, plan::Route},
+    ingress::{Admitted, Model},
+    pipeline::output::Output,
     state::AppState,
 };
 
@@ -26,30 +28,30 @@ pub async fn chat_completions(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    let flavor = admitted.route.flavor;
-    handle(state, admitted, req)
-        .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+    super::serve(&OpenAi, state, admitted, req).await
 }
 
-async fn handle(state: AppState, admitted: Admitted, req: Request) -> Result<Response, ProxyError> {
-    let (parts, _) = req.into_parts();
-    let bytes = admitted.body.clone().unwrap_or_default();
-    let Some(model) = super::acted_on(&admitted) else {
-        return super::forward_bytes(&state, parts, bytes).await;
-    };
-    let translated = request::translate(&super::parse_object(&bytes)?)?;
-    let exchange = Exchange {
-        route: Route::Chat,
-        body: translated.body,
-        stream_default: false,
-        raw: None,
-    };
-    match super::run(&state, &admitted, model, &parts, exchange).await? {
-        Outcome::Forward => super::forward_bytes(&state, parts, bytes).await,
-        Outcome::Output(out) => {
-            let meta = response::Meta::new(&translated.model, translated.include_usage);
-            Ok(response::render(meta, out))
-        }
+/// The chat completions surface.
+struct OpenAi;
+
+impl Adapter for OpenAi {
+    /// The translated request, its body taken: the answer's id and
+    /// timestamp are made when the answer is.
+    type Meta = request::Translated;
+
+    async fn translate(
+        &self,
+        _: &AppState,
+        _: &Model,
+        _: &http::HeaderMap,
+        body: Map<String, Value>,
+    ) -> Result<Translation<Self::Meta>, ProxyError> {
+        let mut translated = request::translate(&body)?;
+        let body = std::mem::take(&mut translated.body);
+        Ok(Translation::chat(body, translated))
+    }
+
+    fn render(&self, t: Self::Meta, out: Output) -> Response {
+        response::render(response::Meta::new(&t.model, t.include_usage), out)
     }
 }

@@ -8,12 +8,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::{body::Body, response::Response};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use http::{HeaderValue, header};
 use serde_json::{Map, Value, json};
 
 use crate::{
     error::{Flavor, error_body},
     pipeline::output::Output,
+    surface::{json_answer, sse_answer},
 };
 
 /// Fixed values of one answer.
@@ -189,15 +189,8 @@ impl StreamState {
 pub fn render(meta: Meta, output: Output) -> Response {
     match output {
         Output::Full { value, headers } => {
-            let mut text = crate::wire::to_go_json(&completion(&meta, &value));
-            text.push('\n');
-            let mut r = Response::new(Body::from(text));
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            r.headers_mut().extend(headers);
-            r
+            let text = crate::wire::to_go_json(&completion(&meta, &value));
+            json_answer(text, headers)
         }
         Output::Stream { rx, headers } => {
             let state = StreamState {
@@ -220,13 +213,7 @@ pub fn render(meta: Meta, output: Output) -> Response {
                     None => None,
                 }
             });
-            let mut r = Response::new(Body::from_stream(stream.boxed()));
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            );
-            r.headers_mut().extend(headers);
-            r
+            sse_answer(Body::from_stream(stream.boxed()), false, headers)
         }
     }
 }

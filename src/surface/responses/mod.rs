@@ -24,11 +24,13 @@ use axum::{
     extract::{Request, State},
     response::Response,
 };
+use serde_json::{Map, Value};
 
+use super::{Adapter, Translation};
 use crate::{
     error::ProxyError,
-    ingress::Admitted,
-    pipeline::{Exchange, Outcome, plan::Route},
+    ingress::{Admitted, Model},
+    pipeline::output::Output,
     state::AppState,
 };
 
@@ -38,32 +40,32 @@ pub async fn responses(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    let flavor = admitted.route.flavor;
-    handle(state, admitted, req)
-        .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+    super::serve(&Responses, state, admitted, req).await
 }
 
-async fn handle(state: AppState, admitted: Admitted, req: Request) -> Result<Response, ProxyError> {
-    let (parts, _) = req.into_parts();
-    let bytes = admitted.body.clone().unwrap_or_default();
-    let Some(model) = super::acted_on(&admitted) else {
-        return super::forward_bytes(&state, parts, bytes).await;
-    };
-    let translated = translate(&super::parse_object(&bytes)?)?;
-    if translated.web_search {
-        // Ollama runs the search loop itself.
-        return super::forward_bytes(&state, parts, bytes).await;
+/// The Responses surface.
+struct Responses;
+
+impl Adapter for Responses {
+    type Meta = Meta;
+
+    async fn translate(
+        &self,
+        _: &AppState,
+        _: &Model,
+        _: &http::HeaderMap,
+        body: Map<String, Value>,
+    ) -> Result<Translation<Meta>, ProxyError> {
+        let translated = translate(&body)?;
+        if translated.web_search {
+            // Ollama runs the search loop itself.
+            return Ok(Translation::Forward);
+        }
+        let meta = Meta::new(&translated);
+        Ok(Translation::chat(translated.body, meta))
     }
-    let meta = Meta::new(&translated);
-    let exchange = Exchange {
-        route: Route::Chat,
-        body: translated.body,
-        stream_default: false,
-        raw: None,
-    };
-    match super::run(&state, &admitted, model, &parts, exchange).await? {
-        Outcome::Forward => super::forward_bytes(&state, parts, bytes).await,
-        Outcome::Output(out) => Ok(render(meta, out)),
+
+    fn render(&self, meta: Meta, out: Output) -> Response {
+        render(meta, out)
     }
 }

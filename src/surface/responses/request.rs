@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::error::ProxyError;
+use crate::{error::ProxyError, wire::json_kind};
 
 use super::{echo::Echo, go};
 
@@ -209,19 +209,18 @@ fn check_parameters(p: &Map<String, Value>) -> Result<(), ProxyError> {
             "failed to unmarshal tool parameters: json: cannot unmarshal {what} into Go struct field ToolFunctionParameters.{field} of type {go_type}"
         )))
     };
-    let kind = decode::kind;
     match p.get("type") {
         None | Some(Value::Null | Value::String(_)) => {}
-        Some(v) => return fail(kind(v), "type", "string"),
+        Some(v) => return fail(json_kind(v), "type", "string"),
     }
     match p.get("required") {
         None | Some(Value::Null) => {}
         Some(Value::Array(a)) => {
             if let Some(e) = a.iter().find(|e| !e.is_string() && !e.is_null()) {
-                return fail(kind(e), "required", "string");
+                return fail(json_kind(e), "required", "string");
             }
         }
-        Some(v) => return fail(kind(v), "required", "[]string"),
+        Some(v) => return fail(json_kind(v), "required", "[]string"),
     }
     Ok(())
 }

@@ -8,10 +8,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::{body::Body, response::Response};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use http::{HeaderValue, header};
 use serde_json::{Value, json};
 
-use crate::pipeline::output::Output;
+use crate::{
+    pipeline::output::Output,
+    surface::{json_answer, sse_answer},
+};
 
 use super::{
     echo::{self, Echo, State},
@@ -165,15 +167,8 @@ pub fn whole(meta: &Meta, v: &Value, now: i64) -> Value {
 pub fn render(meta: Meta, out: Output) -> Response {
     match out {
         Output::Full { value, headers } => {
-            let mut text = crate::wire::to_go_json(&whole(&meta, &value, now()));
-            text.push('\n');
-            let mut r = Response::new(Body::from(text));
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            r.headers_mut().extend(headers);
-            r
+            let text = crate::wire::to_go_json(&whole(&meta, &value, now()));
+            json_answer(text, headers)
         }
         Output::Stream { rx, headers } => {
             let converter = Converter::new(meta, now);
@@ -196,15 +191,7 @@ pub fn render(meta: Meta, out: Output) -> Response {
             let frames = events
                 .flat_map(futures_util::stream::iter)
                 .map(Ok::<Bytes, std::io::Error>);
-            let mut r = Response::new(Body::from_stream(frames.boxed()));
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            );
-            r.headers_mut()
-                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            r.headers_mut().extend(headers);
-            r
+            sse_answer(Body::from_stream(frames.boxed()), true, headers)
         }
     }
 }

@@ -5,23 +5,19 @@
 //! values go, never a value a small model could copy.
 
 use super::{TextFormat, shape_of};
-use crate::tools::{Tool, ToolChoice, ToolSet, prompt};
+use crate::tools::{ToolChoice, ToolSet, prompt};
 
-/// The instruction appended to the system prompt in text mode.
+/// The instruction appended to the system prompt in text mode; tools
+/// listed most relevant to `question` (the latest user message) first, as
+/// in grammar mode.
 pub fn instruction(
     set: &ToolSet,
     choice: &ToolChoice,
     parallel: bool,
     format: TextFormat,
+    question: &str,
 ) -> String {
-    let shown: Vec<&Tool> = set
-        .tools()
-        .iter()
-        .filter(|t| match choice {
-            ToolChoice::Named(n) => &t.name == n,
-            _ => true,
-        })
-        .collect();
+    let shown = prompt::shown_tools(set, choice, question);
     let Some(example) = shown.first() else {
         return String::new();
     };

@@ -365,7 +365,7 @@ fn the_instruction_names_the_form_and_shows_types_not_values() {
     use crate::tools::ToolChoice;
     let set = set();
     for (_, format) in TextFormat::ALL {
-        let text = super::instruction(&set, &ToolChoice::Auto, true, format);
+        let text = super::instruction(&set, &ToolChoice::Auto, true, format, "");
         let shape = shape_of(set.get("get_weather").unwrap(), format);
         assert!(text.ends_with(&shape), "{format:?}: {text}");
         assert!(text.contains("- search Parameters: {"), "{text}");
@@ -377,11 +377,17 @@ fn the_instruction_names_the_form_and_shows_types_not_values() {
         &ToolChoice::Named("get_time".into()),
         false,
         TextFormat::Python,
+        "",
     );
     assert!(text.contains("You must call get_time. "), "{text}");
     assert!(
         !text.contains("get_weather") && !text.contains("Otherwise"),
         "{text}"
     );
+    assert!(text.ends_with("[get_time(timezone=string)]"), "{text}");
+    // The tool most relevant to the question leads, as in grammar mode.
+    let asked = "What time is it in the Tokyo timezone?";
+    let text = super::instruction(&set, &ToolChoice::Auto, false, TextFormat::Python, asked);
+    assert!(text.contains("these tools:\n- get_time"), "{text}");
     assert!(text.ends_with("[get_time(timezone=string)]"), "{text}");
 }

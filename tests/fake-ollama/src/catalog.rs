@@ -50,6 +50,15 @@ pub struct Model {
 }
 
 impl Model {
+    /// A completion-only model named `name` (normalized).
+    pub fn plain(name: &str) -> Self {
+        Model {
+            name: name.to_owned(),
+            family: "llama",
+            parameter_size: "3.2B",
+            capabilities: vec!["completion"],
+        }
+    }
     pub fn has(&self, cap: &str) -> bool {
         self.capabilities.contains(&cap)
     }
@@ -129,7 +138,10 @@ pub fn normalize(name: &str) -> String {
 impl Shared {
     pub fn find_model(&self, name: &str) -> Option<Model> {
         let n = normalize(name);
-        self.models.iter().find(|m| m.name == n).cloned()
+        crate::lock(&self.models)
+            .iter()
+            .find(|m| m.name == n)
+            .cloned()
     }
 }
 
@@ -147,16 +159,20 @@ fn tag_entry(m: &Model) -> Value {
 }
 
 pub async fn tags(State(st): State<Arc<Shared>>) -> Response {
-    let models: Vec<Value> = st.models.iter().map(tag_entry).collect();
+    let models: Vec<Value> = crate::lock(&st.models).iter().map(tag_entry).collect();
     respond(200, JSON_UTF8, go_json(&json!({ "models": models })))
 }
 
 pub async fn ps(State(st): State<Arc<Shared>>) -> Response {
     let expires = wire::go_time(time::OffsetDateTime::now_utc() + time::Duration::minutes(5));
-    let models: Vec<Value> = st
-        .models
-        .iter()
-        .take(1)
+    let catalog = crate::lock(&st.models);
+    // The builder's `loaded` list, else the first model.
+    let loaded: Vec<&Model> = match &st.loaded {
+        Some(names) => catalog.iter().filter(|m| names.contains(&m.name)).collect(),
+        None => catalog.iter().take(1).collect(),
+    };
+    let models: Vec<Value> = loaded
+        .into_iter()
         .map(|m| {
             json!({ "name": m.name, "model": m.name, "size": 3_529_285_632u64, "digest": m.digest(),
                 "details": m.details(), "expires_at": expires, "size_vram": 3_529_285_632u64,
@@ -167,7 +183,7 @@ pub async fn ps(State(st): State<Arc<Shared>>) -> Response {
 }
 
 pub fn openai_models(st: &Shared) -> Vec<Value> {
-    st.models.iter().map(openai_model).collect()
+    crate::lock(&st.models).iter().map(openai_model).collect()
 }
 
 pub fn openai_model(m: &Model) -> Value {

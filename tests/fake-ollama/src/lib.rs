@@ -46,6 +46,10 @@
 //!   (400 `"json_schema": JSON schema conversion failed: …`), as for a schema the real converter
 //!   cannot handle but [`schema::check`] would pass; `"json"` and no format answer normally.
 //!
+//! Several fakes can stand for several Ollama servers: [`Builder::models`] gives each its own
+//! catalog, [`Builder::loaded`] its own `/api/ps`, [`Builder::pull_adds`] lets a pull add a
+//! model, and [`FakeOllama::set_busy`] makes generation answer Ollama's 503 "server busy".
+//!
 //! Ordinary models answer a fixed sentence in 11 tokens; with `format` they answer a
 //! deterministic schema instance ([`schema::instance`]); a tool model given `tools` answers a
 //! call of the first tool (classic-engine shape: a `done:false` chunk with `content:""` and
@@ -99,6 +103,7 @@ use bytes::Bytes;
 
 pub use catalog::{FAULT_MODELS, TOOL_FAULT_MODELS};
 pub use faults::BodyLog;
+pub use native::BUSY;
 pub use plan::{RUNNER_STOPPED, SENTENCE};
 
 /// The Ollama release this fake imitates.
@@ -132,7 +137,13 @@ pub struct Counters {
 }
 
 pub(crate) struct Shared {
-    pub models: Vec<catalog::Model>,
+    pub models: Mutex<Vec<catalog::Model>>,
+    /// Models `/api/ps` lists (normalized); `None` = the first model.
+    pub loaded: Option<Vec<String>>,
+    /// Generation answers Ollama's 503 "server busy" while set.
+    pub busy: std::sync::atomic::AtomicBool,
+    /// A pull adds the model to the catalog.
+    pub pull_adds: bool,
     pub version_body: Bytes,
     pub slow_ms: u64,
     pub chunk_delay: Duration,
@@ -163,6 +174,9 @@ impl Shared {
 /// Configures a [`FakeOllama`].
 pub struct Builder {
     listen: SocketAddr,
+    models: Option<Vec<String>>,
+    loaded: Option<Vec<String>>,
+    pull_adds: bool,
     scripts: Vec<(String, Vec<String>)>,
     slow_ms: u64,
     chunk_delay: Duration,
@@ -206,6 +220,24 @@ impl Builder {
         self.version = v.to_owned();
         self
     }
+    /// Only these models (and scripted ones) in the catalog, instead of every default and
+    /// fault model; a name the default catalog lacks gets capability `completion`. For
+    /// several fakes with different models behind one augur.
+    pub fn models(mut self, names: &[&str]) -> Self {
+        self.models = Some(names.iter().map(|n| catalog::normalize(n)).collect());
+        self
+    }
+    /// The models `/api/ps` lists as loaded (default: the catalog's first).
+    pub fn loaded(mut self, names: &[&str]) -> Self {
+        self.loaded = Some(names.iter().map(|n| catalog::normalize(n)).collect());
+        self
+    }
+    /// A successful `/api/pull` adds the model to the catalog (default off: tests stay
+    /// independent).
+    pub fn pull_adds(mut self, on: bool) -> Self {
+        self.pull_adds = on;
+        self
+    }
     /// Listen address (default `127.0.0.1:0`).
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
@@ -221,19 +253,22 @@ impl Builder {
 
     pub async fn try_start(self) -> std::io::Result<FakeOllama> {
         let mut models = catalog::default_models();
+        if let Some(names) = &self.models {
+            models.retain(|m| names.contains(&m.name));
+            for name in names {
+                if !models.iter().any(|m| &m.name == name) {
+                    models.push(catalog::Model::plain(name));
+                }
+            }
+        }
         let mut scripts = HashMap::new();
         for (name, replies) in self.scripts {
             if !models.iter().any(|m| m.name == name) {
-                let mut capabilities = vec!["completion"];
+                let mut model = catalog::Model::plain(&name);
                 if self.tool_models.contains(&name) {
-                    capabilities.push(catalog::CAP_TOOLS);
+                    model.capabilities.push(catalog::CAP_TOOLS);
                 }
-                models.push(catalog::Model {
-                    name: name.clone(),
-                    family: "llama",
-                    parameter_size: "3.2B",
-                    capabilities,
-                });
+                models.push(model);
             }
             scripts
                 .entry(name)
@@ -242,7 +277,10 @@ impl Builder {
         }
         let counters = Arc::new(Counters::default());
         let shared = Arc::new(Shared {
-            models,
+            models: Mutex::new(models),
+            loaded: self.loaded,
+            busy: std::sync::atomic::AtomicBool::new(false),
+            pull_adds: self.pull_adds,
             version_body: Bytes::from(format!(r#"{{"version":"{}"}}"#, self.version)),
             slow_ms: self.slow_ms,
             chunk_delay: self.chunk_delay,
@@ -294,6 +332,9 @@ impl FakeOllama {
             .unwrap_or(2000);
         Builder {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            models: None,
+            loaded: None,
+            pull_adds: false,
             scripts: Vec::new(),
             slow_ms,
             chunk_delay: Duration::ZERO,
@@ -379,6 +420,11 @@ impl FakeOllama {
             .entry(catalog::normalize(model))
             .or_default()
             .extend(replies);
+    }
+    /// While `on`, `/api/chat` and `/api/generate` answer Ollama's 503 `server busy, please
+    /// try again.  maximum pending requests exceeded` (its queue is full).
+    pub fn set_busy(&self, on: bool) {
+        self.shared.busy.store(on, Ordering::Relaxed);
     }
     /// Stops accepting, lets in-flight requests finish for up to 2 s, then drops everything.
     pub async fn shutdown(mut self) {

@@ -151,6 +151,14 @@ fn layer_lines(verb: &str) -> Vec<Value> {
 }
 
 pub async fn pull(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
+    if st.pull_adds
+        && let Ok(v) = wire::parse_body(&body, "PullRequest")
+        && let Some(name) = v.get("model").or(v.get("name")).and_then(Value::as_str)
+        && !name.is_empty()
+        && st.find_model(name).is_none()
+    {
+        crate::lock(&st.models).push(crate::catalog::Model::plain(&normalize(name)));
+    }
     let mut lines = vec![json!({"status": "pulling manifest"})];
     lines.extend(layer_lines("pulling"));
     lines.extend(

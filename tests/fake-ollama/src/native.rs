@@ -198,7 +198,13 @@ pub async fn generate(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
     generation(st, body, false).await
 }
 
+/// Ollama's answer when its queue is full (`OLLAMA_MAX_QUEUE`), with its two spaces.
+pub const BUSY: &str = "server busy, please try again.  maximum pending requests exceeded";
+
 async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
+    if st.busy.load(std::sync::atomic::Ordering::Relaxed) {
+        return ApiError::new(503, BUSY).native(false);
+    }
     let go_type = if is_chat {
         "ChatRequest"
     } else {

@@ -211,7 +211,7 @@ pub fn render<C: Converter>(
 
 /// The 200 answer of a planned generation: streamed through `render`, or `whole` (built only
 /// when needed), with the `slow-*`, `stream-cut`, `dribble` and `mid-cut` faults applied as on
-/// every other endpoint.
+/// every other endpoint (the `slow-first-byte` delay first).
 pub async fn reply<R, W>(
     st: &Arc<Shared>,
     plan: Plan,
@@ -226,6 +226,9 @@ where
 {
     if plan.is_idle() {
         return immediate(plan, stream, render, whole_body);
+    }
+    if plan.first_byte > Duration::ZERO {
+        tokio::time::sleep(plan.first_byte).await;
     }
     let ctype = if stream { SSE } else { JSON };
     let mut r = match plan.model.base() {

@@ -5,7 +5,10 @@ mod common;
 use fake_ollama::{FakeOllama, SENTENCE};
 use serde_json::{Value, json};
 
-use common::{keys, names, post, sse};
+use common::{
+    assert_failed_before_stream, assert_stream_headers, assert_unknown_model, encoded, keys, names,
+    post, sse,
+};
 
 const PATH: &str = "/v1/messages";
 
@@ -35,13 +38,7 @@ fn is_id(s: &Value, prefix: &str) -> bool {
 async fn plain_answer() {
     let fake = FakeOllama::builder().start().await;
     let body = with(ask("llama3.2", "hi"), json!({"system": "be brief"}));
-    let r = post(&fake, PATH, body.clone()).await;
-    assert_eq!(
-        (r.status, r.header("content-type")),
-        (200, Some("application/json"))
-    );
-    assert!(r.text().ends_with("}\n"));
-    let v = r.json();
+    let v = encoded(&post(&fake, PATH, body.clone()).await, 200);
     assert_eq!(
         keys(&v),
         [
@@ -125,12 +122,7 @@ async fn tools_refusal_and_errors() {
         with(ask("gemma3", "x"), json!({"tools": weather()})),
     )
     .await;
-    assert_eq!(
-        (r.status, r.header("content-type")),
-        (400, Some("application/json"))
-    );
-    assert!(r.text().ends_with("}\n"));
-    let v = r.json();
+    let v = encoded(&r, 400);
     assert_eq!(keys(&v), ["type", "error", "request_id"]);
     assert_eq!(v["type"], "error");
     assert_eq!(
@@ -138,27 +130,14 @@ async fn tools_refusal_and_errors() {
         json!({ "type": "invalid_request_error", "message": "registry.ollama.ai/library/gemma3:latest does not support tools" })
     );
     assert!(is_id(&v["request_id"], "req_"));
-    let r = post(&fake, PATH, ask("nope", "x")).await;
-    assert_eq!(
-        (r.status, r.json()["error"]["type"].as_str()),
-        (404, Some("not_found_error"))
-    );
-    assert_eq!(r.json()["error"]["message"], "model 'nope' not found");
+    assert_unknown_model(&post(&fake, PATH, ask("nope", "x")).await);
     let r = post(
         &fake,
         PATH,
         with(ask("error-500", "x"), json!({"stream": true})),
     )
     .await;
-    assert_eq!(
-        (
-            r.status,
-            r.header("content-type"),
-            r.header("cache-control")
-        ),
-        (500, Some("application/json"), Some("no-cache"))
-    );
-    assert_eq!(r.json()["error"]["type"], "api_error");
+    assert_failed_before_stream(&r);
     // The middleware's checks, in its order, written by gin (charset, no trailing newline).
     for (body, message) in [
         (
@@ -200,10 +179,7 @@ async fn streamed_answer_events() {
         with(ask("llama3.2", "hi"), json!({"stream": true})),
     )
     .await;
-    assert_eq!(
-        (r.header("content-type"), r.header("cache-control")),
-        (Some("text/event-stream"), Some("no-cache"))
-    );
+    assert_stream_headers(&r);
     assert!(r.text().starts_with(
         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_"
     ));

@@ -5,7 +5,10 @@ mod common;
 use fake_ollama::{FakeOllama, SENTENCE};
 use serde_json::{Value, json};
 
-use common::{keys, names, post, sse};
+use common::{
+    assert_failed_before_stream, assert_stream_headers, assert_unknown_model, encoded, keys, names,
+    post, sse,
+};
 
 const PATH: &str = "/v1/responses";
 
@@ -36,12 +39,7 @@ async fn plain_answer() {
         json!({"model": "llama3.2", "input": "hi", "instructions": "be brief"}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.header("content-type")),
-        (200, Some("application/json"))
-    );
-    assert!(r.text().ends_with("}\n"));
-    let v = r.json();
+    let v = encoded(&r, 200);
     assert_eq!(
         keys(&v),
         [
@@ -187,20 +185,12 @@ async fn tools_refusal_and_errors() {
         json!({"model": "gemma3", "input": "x", "tools": weather()}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.header("content-type")),
-        (400, Some("application/json"))
-    );
+    encoded(&r, 400);
     assert_eq!(
         r.text(),
         "{\"error\":{\"message\":\"registry.ollama.ai/library/gemma3:latest does not support tools\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}\n"
     );
-    let r = post(&fake, PATH, json!({"model": "nope", "input": "x"})).await;
-    assert_eq!(
-        (r.status, r.json()["error"]["type"].as_str()),
-        (404, Some("not_found_error"))
-    );
-    assert_eq!(r.json()["error"]["message"], "model 'nope' not found");
+    assert_unknown_model(&post(&fake, PATH, json!({"model": "nope", "input": "x"})).await);
     let r = post(&fake, PATH, json!({"input": "x"})).await;
     assert_eq!(
         (r.status, r.json()["error"]["message"].as_str()),
@@ -256,12 +246,7 @@ async fn tools_refusal_and_errors() {
         json!({"model": "error-500", "input": "x", "stream": true}),
     )
     .await;
-    assert_eq!(
-        (r.status, r.header("content-type")),
-        (500, Some("application/json"))
-    );
-    assert_eq!(r.header("cache-control"), Some("no-cache"));
-    assert_eq!(r.json()["error"]["type"], "api_error");
+    assert_failed_before_stream(&r);
 }
 
 #[tokio::test]
@@ -273,8 +258,7 @@ async fn streamed_answer_events() {
         json!({"model": "llama3.2", "input": "hi", "stream": true}),
     )
     .await;
-    assert_eq!(r.header("content-type"), Some("text/event-stream"));
-    assert_eq!(r.header("cache-control"), Some("no-cache"));
+    assert_stream_headers(&r);
     assert!(
         r.text()
             .starts_with("event: response.created\ndata: {\"response\":{\"background\":false,")

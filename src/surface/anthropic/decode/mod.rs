@@ -15,6 +15,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::wire::json_kind;
+
 mod types;
 
 use types::*;
@@ -36,7 +38,7 @@ pub(super) enum GoError {
 impl GoError {
     fn mismatch(value: &Value, ty: &'static str) -> Self {
         GoError::Type {
-            value: kind(value).to_string(),
+            value: json_kind(value).to_string(),
             ty,
             strukt: "",
             field: String::new(),
@@ -90,18 +92,6 @@ impl fmt::Display for GoError {
             ),
             GoError::Other(message) => f.write_str(message),
         }
-    }
-}
-
-/// Go's name for the kind of a JSON value in a type error.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
@@ -205,7 +195,7 @@ impl Decoder {
             }
             (Ty::Struct(s), Value::Object(map)) => self.fields(map, s, path),
             (_, other) => {
-                self.save(kind(other).to_string(), ty, strukt, path);
+                self.save(json_kind(other).to_string(), ty, strukt, path);
                 Ok(())
             }
         }
@@ -225,7 +215,7 @@ fn message(v: &Value) -> Result<(), GoError> {
         && !matches!(role, Value::String(_) | Value::Null)
     {
         return Err(GoError::Type {
-            value: kind(role).to_string(),
+            value: json_kind(role).to_string(),
             ty: "string",
             strukt: "",
             field: "role".into(),

@@ -1,6 +1,9 @@
 //! The rendered HTTP responses: headers, bodies and SSE framing.
 
+use axum::response::Response;
+
 use super::*;
+use crate::pipeline::output::Item;
 
 async fn body_text(r: axum::response::Response) -> String {
     let bytes = axum::body::to_bytes(r.into_body(), usize::MAX)
@@ -35,6 +38,31 @@ async fn a_whole_answer_renders_as_json() {
     );
 }
 
+/// A stream answer rendered with `headers`, and the sender that feeds it.
+fn streaming(headers: HeaderMap) -> (mpsc::Sender<Item>, Response) {
+    let (tx, rx) = mpsc::channel(8);
+    (tx, render(meta(), Output::Stream { rx, headers }))
+}
+
+/// The events `r` writes once `items` are sent on `tx`. The sender stays
+/// open until the body ends: the renderer itself must end the stream.
+async fn events_after(
+    tx: mpsc::Sender<Item>,
+    r: Response,
+    items: Vec<Item>,
+) -> Vec<(String, Value)> {
+    for item in items {
+        tx.send(item).await.unwrap();
+    }
+    let events = parse_sse(&body_text(r).await);
+    drop(tx);
+    events
+}
+
+fn kinds(events: &[(String, Value)]) -> Vec<&str> {
+    events.iter().map(|(n, _)| n.as_str()).collect()
+}
+
 fn parse_sse(text: &str) -> Vec<(String, Value)> {
     assert!(text.ends_with("\n\n"), "{text}");
     text.split_terminator("\n\n")
@@ -50,32 +78,26 @@ fn parse_sse(text: &str) -> Vec<(String, Value)> {
 
 #[tokio::test]
 async fn a_stream_renders_as_sse_events() {
-    let (tx, rx) = mpsc::channel(8);
-    let r = render(
-        meta(),
-        Output::Stream {
-            rx,
-            headers: augur_headers(),
-        },
-    );
+    let (tx, r) = streaming(augur_headers());
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     assert_eq!(r.headers()["cache-control"], "no-cache");
     assert_eq!(r.headers()["x-augur-emulated"], "tools");
-    for item in [
-        chunk(json!({"role": "assistant", "content": "Let me check."})),
-        chunk(json!({"role": "assistant", "content": "", "tool_calls": [
-            {"id": "call_x1", "function": {"index": 0, "name": "get_weather", "arguments": {"city": "Paris"}}}
-        ]})),
-        done("stop", 12, 8),
+    let items = vec![
+        Ok(chunk(
+            json!({"role": "assistant", "content": "Let me check."}),
+        )),
+        Ok(chunk(
+            json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_x1", "function": {"index": 0, "name": "get_weather", "arguments": {"city": "Paris"}}}
+            ]}),
+        )),
+        Ok(done("stop", 12, 8)),
         // Nothing after the done chunk is read.
-        chunk(json!({"role": "assistant", "content": "late"})),
-    ] {
-        tx.send(Ok(item)).await.unwrap();
-    }
-    let events = parse_sse(&body_text(r).await);
-    let kinds: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+        Ok(chunk(json!({"role": "assistant", "content": "late"}))),
+    ];
+    let events = events_after(tx, r, items).await;
     assert_eq!(
-        kinds,
+        kinds(&events),
         [
             "message_start",
             "content_block_start",
@@ -99,14 +121,7 @@ async fn a_stream_renders_as_sse_events() {
 #[tokio::test]
 async fn events_go_out_before_the_stream_ends() {
     use futures_util::StreamExt;
-    let (tx, rx) = mpsc::channel(8);
-    let r = render(
-        meta(),
-        Output::Stream {
-            rx,
-            headers: HeaderMap::new(),
-        },
-    );
+    let (tx, r) = streaming(HeaderMap::new());
     let mut frames = r.into_body().into_data_stream();
     tx.send(Ok(chunk(json!({"role": "assistant", "content": "Hi"}))))
         .await
@@ -125,25 +140,15 @@ async fn events_go_out_before_the_stream_ends() {
 
 #[tokio::test]
 async fn a_mid_stream_error_ends_with_an_error_event() {
-    let (tx, rx) = mpsc::channel(8);
-    let r = render(
-        meta(),
-        Output::Stream {
-            rx,
-            headers: HeaderMap::new(),
-        },
-    );
-    tx.send(Ok(chunk(json!({"role": "assistant", "content": "Hal"}))))
-        .await
-        .unwrap();
-    tx.send(Err(ProxyError::UpstreamTimeout(30_000)))
-        .await
-        .unwrap();
-    tx.send(Ok(done("stop", 1, 1))).await.unwrap();
-    let events = parse_sse(&body_text(r).await);
-    let kinds: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    let (tx, r) = streaming(HeaderMap::new());
+    let items = vec![
+        Ok(chunk(json!({"role": "assistant", "content": "Hal"}))),
+        Err(ProxyError::UpstreamTimeout(30_000)),
+        Ok(done("stop", 1, 1)),
+    ];
+    let events = events_after(tx, r, items).await;
     assert_eq!(
-        kinds,
+        kinds(&events),
         [
             "message_start",
             "content_block_start",
@@ -159,22 +164,13 @@ async fn a_mid_stream_error_ends_with_an_error_event() {
 
 #[tokio::test]
 async fn an_error_first_is_the_only_event() {
-    let (tx, rx) = mpsc::channel(8);
-    let r = render(
-        meta(),
-        Output::Stream {
-            rx,
-            headers: HeaderMap::new(),
-        },
-    );
-    tx.send(Err(ProxyError::Limited {
+    let (tx, r) = streaming(HeaderMap::new());
+    let limited = ProxyError::Limited {
         status: StatusCode::TOO_MANY_REQUESTS,
         message: "slow down".into(),
         headers: HeaderMap::new(),
-    }))
-    .await
-    .unwrap();
-    let events = parse_sse(&body_text(r).await);
+    };
+    let events = events_after(tx, r, vec![Err(limited)]).await;
     assert_eq!(events.len(), 1);
     assert_eq!(
         events[0].1["error"],

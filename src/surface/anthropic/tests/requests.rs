@@ -244,6 +244,26 @@ fn builtin_web_search_replaces_a_custom_one() {
 }
 
 #[test]
+fn deferred_tools_are_not_offered() {
+    let t = tr(
+        json!({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [
+            {"name": "DeferredToolPlaceholder", "description": "never call this tool", "defer_loading": true,
+             "input_schema": {"type": "object"}},
+            {"name": "Read", "defer_loading": false, "input_schema": {"type": "object"}}
+        ]}),
+    );
+    let b = body(&t);
+    assert_eq!(b["tools"].as_array().map(Vec::len), Some(1));
+    assert_eq!(b["tools"][0]["function"]["name"], "Read");
+    let t = tr(
+        json!({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [{"name": "Later", "defer_loading": true, "input_schema": {"type": "object"}}]}),
+    );
+    assert!(body(&t).get("tools").is_none());
+}
+
+#[test]
 fn tool_choice_takes_the_form_emulation_reads() {
     let with = |choice: Value| {
         let t = tr(

@@ -22,6 +22,12 @@ fn names(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
+/// The events of `chunks` converted in order under `meta`.
+fn convert(meta: Meta, chunks: &[Value]) -> Vec<Event> {
+    let mut c = Converter::new(meta);
+    chunks.iter().flat_map(|ch| c.process(ch)).collect()
+}
+
 #[test]
 fn a_text_stream_is_framed_like_ollama() {
     let mut c = Converter::new(meta());
@@ -77,14 +83,18 @@ fn message_start_falls_back_to_the_estimate() {
 
 #[test]
 fn thinking_then_a_tool_call_closes_thinking_first() {
-    let mut c = Converter::new(meta());
-    let mut all = c.process(&chunk(
-        json!({"role": "assistant", "content": "", "thinking": "I should call the tool."}),
-    ));
-    all.extend(c.process(&chunk(json!({"role": "assistant", "content": "", "tool_calls": [
-        {"id": "call_abc", "function": {"index": 0, "name": "ask_user", "arguments": {"question": "cats or dogs?"}}}
-    ]}))));
-    all.extend(c.process(&done("stop", 10, 5)));
+    let all = convert(
+        meta(),
+        &[
+            chunk(
+                json!({"role": "assistant", "content": "", "thinking": "I should call the tool."}),
+            ),
+            chunk(json!({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_abc", "function": {"index": 0, "name": "ask_user", "arguments": {"question": "cats or dogs?"}}}
+            ]})),
+            done("stop", 10, 5),
+        ],
+    );
     assert_eq!(
         names(&all),
         [
@@ -116,15 +126,14 @@ fn thinking_then_a_tool_call_closes_thinking_first() {
 
 #[test]
 fn text_before_thinking_opens_new_blocks() {
-    let mut c = Converter::new(meta());
-    let mut all = Vec::new();
-    for ch in [
-        chunk(json!({"role": "assistant", "content": "---\n"})),
-        chunk(json!({"role": "assistant", "content": "", "thinking": "Let me think."})),
-        json!({"message": {"role": "assistant", "content": "The answer."}, "done": true, "done_reason": "stop", "prompt_eval_count": 10, "eval_count": 5}),
-    ] {
-        all.extend(c.process(&ch));
-    }
+    let all = convert(
+        meta(),
+        &[
+            chunk(json!({"role": "assistant", "content": "---\n"})),
+            chunk(json!({"role": "assistant", "content": "", "thinking": "Let me think."})),
+            json!({"message": {"role": "assistant", "content": "The answer."}, "done": true, "done_reason": "stop", "prompt_eval_count": 10, "eval_count": 5}),
+        ],
+    );
     assert_eq!(
         names(&all),
         [
@@ -146,17 +155,21 @@ fn text_before_thinking_opens_new_blocks() {
 
 #[test]
 fn tool_calls_in_a_stream_each_get_a_block_once() {
-    let mut c = Converter::new(meta());
     let call = |id: &str, n: u64| {
         chunk(json!({"role": "assistant", "content": "", "tool_calls": [
             {"id": id, "function": {"index": n, "name": "f", "arguments": {"n": n, "s": "<b>"}}}
         ]}))
     };
-    let mut all = c.process(&chunk(json!({"role": "assistant", "content": "Sure."})));
-    all.extend(c.process(&call("call_1", 0)));
-    all.extend(c.process(&call("call_2", 1)));
-    all.extend(c.process(&call("call_1", 0)));
-    all.extend(c.process(&done("stop", 1, 2)));
+    let all = convert(
+        meta(),
+        &[
+            chunk(json!({"role": "assistant", "content": "Sure."})),
+            call("call_1", 0),
+            call("call_2", 1),
+            call("call_1", 0),
+            done("stop", 1, 2),
+        ],
+    );
     assert_eq!(
         names(&all),
         [
@@ -188,11 +201,8 @@ fn tool_calls_in_a_stream_each_get_a_block_once() {
 
 #[test]
 fn a_length_stop_and_a_thinking_only_stream() {
-    let mut c = Converter::new(meta());
-    let mut all = c.process(&chunk(
-        json!({"role": "assistant", "content": "", "thinking": "hmm"}),
-    ));
-    all.extend(c.process(&done("length", 1, 2)));
+    let thinking = chunk(json!({"role": "assistant", "content": "", "thinking": "hmm"}));
+    let all = convert(meta(), &[thinking.clone(), done("length", 1, 2)]);
     assert_eq!(
         names(&all),
         [
@@ -207,15 +217,18 @@ fn a_length_stop_and_a_thinking_only_stream() {
     assert_eq!(all[4].data["delta"], json!({"stop_reason": "max_tokens"}));
 
     // Thinking turned off: none of it is sent.
-    let mut c = Converter::new(Meta {
+    let off = Meta {
         show_thinking: false,
         ..meta()
-    });
-    let mut all = c.process(&chunk(
-        json!({"role": "assistant", "content": "", "thinking": "hmm"}),
-    ));
-    all.extend(c.process(&chunk(json!({"role": "assistant", "content": "ok"}))));
-    all.extend(c.process(&json!({"message": {"role": "assistant", "content": ""}, "done": true})));
+    };
+    let all = convert(
+        off,
+        &[
+            thinking,
+            chunk(json!({"role": "assistant", "content": "ok"})),
+            json!({"message": {"role": "assistant", "content": ""}, "done": true}),
+        ],
+    );
     assert_eq!(
         names(&all),
         [

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::ProxyError;
+use crate::{error::ProxyError, wire::json_kind};
 
 use super::items::{self, Item};
 
@@ -38,23 +38,11 @@ pub(super) fn bad(message: String) -> ProxyError {
     ProxyError::BadRequest(message)
 }
 
-/// Go's name for the JSON kind of `v`.
-pub(super) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// `json.UnmarshalTypeError` for a struct field.
 fn field_error(strukt: &str, path: &str, v: &Value, go_type: &str) -> ProxyError {
     bad(format!(
         "json: cannot unmarshal {} into Go struct field {strukt}.{path} of type {go_type}",
-        kind(v)
+        json_kind(v)
     ))
 }
 
@@ -62,7 +50,7 @@ fn field_error(strukt: &str, path: &str, v: &Value, go_type: &str) -> ProxyError
 pub(super) fn value_error(v: &Value, go_type: &str) -> ProxyError {
     bad(format!(
         "json: cannot unmarshal {} into Go value of type {go_type}",
-        kind(v)
+        json_kind(v)
     ))
 }
 

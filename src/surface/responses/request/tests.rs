@@ -8,12 +8,12 @@ use serde_json::{Value, json};
 use super::*;
 use crate::tools::{ToolChoice, ToolSet};
 
-fn body(req: Value) -> Value {
+pub(super) fn body(req: Value) -> Value {
     let t = translate(req.as_object().unwrap()).unwrap();
     Value::Object(t.body)
 }
 
-fn error(req: Value) -> String {
+pub(super) fn error(req: Value) -> String {
     let e = translate(req.as_object().unwrap()).unwrap_err();
     assert_eq!(e.status().as_u16(), 400, "{e}");
     e.to_string()

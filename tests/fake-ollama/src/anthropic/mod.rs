@@ -14,7 +14,6 @@ mod render;
 mod tokens;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::Response;
@@ -76,9 +75,6 @@ pub async fn create(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
         Ok(p) => p,
         Err(e) => return error(&e, Raised::Handler { stream }),
     };
-    if plan.first_byte > Duration::ZERO {
-        tokio::time::sleep(plan.first_byte).await;
-    }
     let id = hex_id("msg");
     let model = input.model.clone();
     let converter = render::Stream::new(id.clone(), model.clone(), estimate);

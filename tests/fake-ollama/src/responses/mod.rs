@@ -13,7 +13,6 @@ mod render;
 mod stream;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::Response;
@@ -51,9 +50,6 @@ pub async fn create(State(st): State<Arc<Shared>>, body: Bytes) -> Response {
         Ok(p) => p,
         Err(e) => return error(&e, Raised::Handler { stream }),
     };
-    if plan.first_byte > Duration::ZERO {
-        tokio::time::sleep(plan.first_byte).await;
-    }
     let echo = Arc::new(echo);
     let ids = Ids::new();
     let render = surface::render(stream::Stream::new(echo.clone(), ids.clone()));

@@ -138,6 +138,48 @@ pub fn sse(r: &Resp) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// A whole answer or handler error as Go's `json.Encoder` writes it: `status`,
+/// `application/json`, a trailing newline; its JSON.
+pub fn encoded(r: &Resp, status: u16) -> Value {
+    assert_eq!(
+        (r.status, r.header("content-type")),
+        (status, Some("application/json"))
+    );
+    assert!(r.text().ends_with("}\n"), "{}", r.text());
+    r.json()
+}
+
+/// The stream headers of an SSE answer (Anthropic and Responses surfaces).
+pub fn assert_stream_headers(r: &Resp) {
+    assert_eq!(
+        (r.header("content-type"), r.header("cache-control")),
+        (Some("text/event-stream"), Some("no-cache"))
+    );
+}
+
+/// The chat handler's 404 for the unknown model `nope`, in a surface's error shape.
+pub fn assert_unknown_model(r: &Resp) {
+    assert_eq!(
+        (r.status, r.json()["error"]["type"].as_str()),
+        (404, Some("not_found_error"))
+    );
+    assert_eq!(r.json()["error"]["message"], "model 'nope' not found");
+}
+
+/// A runner failure before a stream's first event: the surface's error object, with the
+/// stream's headers.
+pub fn assert_failed_before_stream(r: &Resp) {
+    assert_eq!(
+        (
+            r.status,
+            r.header("content-type"),
+            r.header("cache-control")
+        ),
+        (500, Some("application/json"), Some("no-cache"))
+    );
+    assert_eq!(r.json()["error"]["type"], "api_error");
+}
+
 /// The names of a list of events.
 pub fn names(events: &[(String, Value)]) -> Vec<&str> {
     events.iter().map(|(n, _)| n.as_str()).collect()

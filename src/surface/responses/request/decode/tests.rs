@@ -2,20 +2,9 @@
 //! items and content, unusable images and files, field types Go's decoder
 //! rejects; and `null` read as an absent field.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::super::translate;
-
-fn body(req: Value) -> Value {
-    let t = translate(req.as_object().unwrap()).unwrap();
-    Value::Object(t.body)
-}
-
-fn error(req: Value) -> String {
-    let e = translate(req.as_object().unwrap()).unwrap_err();
-    assert_eq!(e.status().as_u16(), 400, "{e}");
-    e.to_string()
-}
+use super::super::tests::{body, error};
 
 #[test]
 fn malformed_input_is_refused_with_ollamas_texts() {

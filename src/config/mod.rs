@@ -2,7 +2,12 @@
 //!
 //! Precedence is flag > environment variable > config file > built-in
 //! default. Everything here is read once at start; policies (see
-//! [`crate::policy`]) are the part that reloads live.
+//! [`crate::policy`]) are the part that reloads live. The upstream list
+//! is resolved in [`upstreams`].
+
+mod upstreams;
+
+pub use upstreams::{MAX_UPSTREAMS, UpstreamSpec};
 
 use std::{
     net::SocketAddr,
@@ -26,9 +31,10 @@ pub struct Cli {
     /// Address the proxy listens on.
     #[arg(long, env = "AUGUR_LISTEN")]
     pub listen: Option<SocketAddr>,
-    /// Base URL of the Ollama server.
-    #[arg(long, env = "AUGUR_UPSTREAM")]
-    pub upstream: Option<String>,
+    /// Base URL of an Ollama server, optionally named (`NAME=URL`); repeat
+    /// the flag (or separate with commas) for several.
+    #[arg(long, env = "AUGUR_UPSTREAM", value_delimiter = ',')]
+    pub upstream: Vec<String>,
     /// Address of the admin listener (health, readiness, metrics, policies).
     #[arg(long, env = "AUGUR_ADMIN_LISTEN")]
     pub admin_listen: Option<SocketAddr>,
@@ -61,9 +67,13 @@ struct FileConfig {
     #[serde(default)]
     upstream: FileUpstream,
     #[serde(default)]
+    upstreams: Vec<upstreams::FileUpstreamEntry>,
+    #[serde(default)]
     paths: FilePaths,
     #[serde(default)]
     log: FileLog,
+    #[serde(default)]
+    limits: FileLimits,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -89,6 +99,8 @@ struct FileUpstream {
     idle_timeout_ms: Option<u64>,
     capabilities_ttl_ms: Option<u64>,
     forward_client_auth: Option<bool>,
+    health_interval_ms: Option<u64>,
+    models_refresh_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -100,9 +112,28 @@ struct FilePaths {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FileLimits {
+    store: Option<String>,
+    store_timeout_ms: Option<u64>,
+    key_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FileLog {
     format: Option<LogFormat>,
     level: Option<String>,
+}
+
+/// Where request rate limits and token budgets are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LimitStore {
+    /// In this process: each replica counts on its own.
+    #[default]
+    Memory,
+    /// In Redis or Valkey, shared by every replica using the same server,
+    /// database and key prefix (`redis://host:port/db`).
+    Redis { url: String },
 }
 
 /// The resolved startup settings.
@@ -110,7 +141,8 @@ struct FileLog {
 pub struct Config {
     pub listen: SocketAddr,
     pub admin_listen: SocketAddr,
-    pub upstream: http::Uri,
+    /// Where requests go: at least one (see [`upstreams`]).
+    pub upstreams: Vec<UpstreamSpec>,
     pub policies: PathBuf,
     pub schemas: PathBuf,
     /// Largest request body accepted (blob uploads are exempt).
@@ -137,8 +169,21 @@ pub struct Config {
     /// Longest silence allowed between two chunks of an upstream body.
     pub idle_timeout: Duration,
     pub capabilities_ttl: Duration,
+    /// With several upstreams: how often each is probed (`/api/version`)
+    /// and its loaded models (`/api/ps`) read.
+    pub health_interval: Duration,
+    /// With several upstreams: how often each one's models (`/api/tags`)
+    /// are read again.
+    pub models_refresh: Duration,
     pub log_format: LogFormat,
     pub log_level: String,
+    /// `limits.store`.
+    pub limit_store: LimitStore,
+    /// Longest wait for one call to the limit store; past it the call
+    /// counts as a store error (see the policy's `on_store_error`).
+    pub limit_store_timeout: Duration,
+    /// Prefix of every key augur writes to the limit store.
+    pub limit_key_prefix: String,
 }
 
 impl Default for Config {
@@ -146,7 +191,15 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 11435)),
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 11436)),
-            upstream: http::Uri::from_static("http://127.0.0.1:11434"),
+            upstreams: vec![UpstreamSpec {
+                name: "127.0.0.1:11434".to_string(),
+                url: http::Uri::from_static("http://127.0.0.1:11434"),
+                weight: 1,
+                models: None,
+                connect_timeout: None,
+                first_byte_timeout: None,
+                idle_timeout: None,
+            }],
             policies: PathBuf::from("./policies"),
             schemas: PathBuf::from("./schemas"),
             body_limit: 64 * 1024 * 1024,
@@ -161,8 +214,13 @@ impl Default for Config {
             first_byte_timeout: Duration::from_secs(600),
             idle_timeout: Duration::from_secs(600),
             capabilities_ttl: Duration::from_secs(300),
+            health_interval: Duration::from_secs(5),
+            models_refresh: Duration::from_secs(30),
             log_format: LogFormat::Text,
             log_level: "info".to_string(),
+            limit_store: LimitStore::Memory,
+            limit_store_timeout: Duration::from_millis(5),
+            limit_key_prefix: "augur".to_string(),
         }
     }
 }
@@ -179,6 +237,10 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
     #[error("invalid upstream URL {url:?}: {message}")]
     Upstream { url: String, message: String },
+    #[error("invalid upstreams: {0}")]
+    Upstreams(String),
+    #[error("invalid limits.store {value:?}: {message}")]
+    LimitStore { value: String, message: String },
 }
 
 impl Config {
@@ -205,18 +267,14 @@ impl Config {
         let d = Config::default();
         let ms =
             |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
-        let upstream_text = cli.upstream.clone().or(file.upstream.url);
-        let upstream = match upstream_text {
-            Some(url) => parse_upstream(&url)?,
-            None => d.upstream.clone(),
-        };
+        let upstreams = upstreams::resolve(&cli.upstream, file.upstreams, file.upstream.url)?;
         Ok(Self {
             listen: cli.listen.or(file.server.listen).unwrap_or(d.listen),
             admin_listen: cli
                 .admin_listen
                 .or(file.server.admin_listen)
                 .unwrap_or(d.admin_listen),
-            upstream,
+            upstreams,
             policies: cli
                 .policies
                 .clone()
@@ -255,8 +313,22 @@ impl Config {
             first_byte_timeout: ms(file.upstream.first_byte_timeout_ms, d.first_byte_timeout),
             idle_timeout: ms(file.upstream.idle_timeout_ms, d.idle_timeout),
             capabilities_ttl: ms(file.upstream.capabilities_ttl_ms, d.capabilities_ttl),
+            health_interval: ms(file.upstream.health_interval_ms, d.health_interval)
+                .max(Duration::from_millis(100)),
+            models_refresh: ms(file.upstream.models_refresh_ms, d.models_refresh)
+                .max(Duration::from_millis(100)),
             log_format: file.log.format.unwrap_or(d.log_format),
             log_level: file.log.level.unwrap_or(d.log_level),
+            limit_store: match file.limits.store {
+                Some(s) => parse_limit_store(&s)?,
+                None => d.limit_store,
+            },
+            limit_store_timeout: ms(file.limits.store_timeout_ms, d.limit_store_timeout)
+                .max(Duration::from_millis(1)),
+            limit_key_prefix: match file.limits.key_prefix {
+                Some(p) => parse_key_prefix(&p)?,
+                None => d.limit_key_prefix,
+            },
         })
     }
 }
@@ -276,24 +348,42 @@ fn parse_file(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
     })
 }
 
-fn parse_upstream(url: &str) -> Result<http::Uri, ConfigError> {
-    let err = |message: &str| ConfigError::Upstream {
-        url: url.to_string(),
-        message: message.to_string(),
+/// `memory`, or a Redis/Valkey URL the client can use (checked here, not
+/// connected to: the store may come up after augur).
+fn parse_limit_store(value: &str) -> Result<LimitStore, ConfigError> {
+    if value == "memory" {
+        return Ok(LimitStore::Memory);
+    }
+    let err = |message: String| ConfigError::LimitStore {
+        value: value.to_string(),
+        message,
     };
-    let uri: http::Uri = url
-        .trim_end_matches('/')
-        .parse()
-        .map_err(|e: http::uri::InvalidUri| err(&e.to_string()))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some(_) => return Err(err("only http:// upstreams are supported")),
-        None => return Err(err("missing scheme, e.g. http://127.0.0.1:11434")),
+    let scheme = value.split("://").next().unwrap_or_default();
+    if !["redis", "valkey", "redis+unix", "valkey+unix", "unix"].contains(&scheme) {
+        return Err(err(
+            "expected \"memory\" or redis://host:port/db (valkey:// and redis+unix:// too)".into(),
+        ));
     }
-    if uri.authority().is_none() {
-        return Err(err("missing host"));
+    redis::Client::open(value).map_err(|e| err(e.to_string()))?;
+    Ok(LimitStore::Redis {
+        url: value.to_string(),
+    })
+}
+
+fn parse_key_prefix(prefix: &str) -> Result<String, ConfigError> {
+    let ok = !prefix.is_empty()
+        && prefix.len() <= 64
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
+    if ok {
+        Ok(prefix.to_string())
+    } else {
+        Err(ConfigError::LimitStore {
+            value: prefix.to_string(),
+            message: "limits.key_prefix must be 1-64 of A-Z a-z 0-9 _ . : -".into(),
+        })
     }
-    Ok(uri)
 }
 
 #[cfg(test)]
@@ -305,7 +395,9 @@ mod tests {
         let c = Config::from_toml(&Cli::default(), "").unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:11435");
         assert_eq!(c.admin_listen.to_string(), "127.0.0.1:11436");
-        assert_eq!(c.upstream.to_string(), "http://127.0.0.1:11434/");
+        assert_eq!(c.upstreams.len(), 1);
+        assert_eq!(c.upstreams[0].url.to_string(), "http://127.0.0.1:11434/");
+        assert_eq!(c.health_interval, Duration::from_secs(5));
         assert_eq!(c.policies, PathBuf::from("./policies"));
         assert_eq!(c.body_limit, 64 * 1024 * 1024);
         assert_eq!(c.first_byte_timeout, Duration::from_secs(600));
@@ -315,12 +407,14 @@ mod tests {
 
     #[test]
     fn the_shipped_config_file_holds_the_defaults() {
-        let text = include_str!("../configs/augur.toml");
+        let text = include_str!("../../configs/augur.toml");
         let c = Config::from_toml(&Cli::default(), text).unwrap();
         let d = Config::default();
         assert_eq!(c.listen, d.listen);
         assert_eq!(c.admin_listen, d.admin_listen);
-        assert_eq!(c.upstream, d.upstream);
+        assert_eq!(c.upstreams, d.upstreams);
+        assert_eq!(c.health_interval, d.health_interval);
+        assert_eq!(c.models_refresh, d.models_refresh);
         assert_eq!(c.body_limit, d.body_limit);
         assert_eq!(c.stream_buffer_limit, d.stream_buffer_limit);
         assert_eq!(c.schema_cache_bytes, d.schema_cache_bytes);
@@ -334,6 +428,9 @@ mod tests {
         assert_eq!(c.max_connections, d.max_connections);
         assert_eq!(c.forward_client_auth, d.forward_client_auth);
         assert_eq!(c.log_format, d.log_format);
+        assert_eq!(c.limit_store, d.limit_store);
+        assert_eq!(c.limit_store_timeout, d.limit_store_timeout);
+        assert_eq!(c.limit_key_prefix, d.limit_key_prefix);
     }
 
     #[test]
@@ -349,7 +446,10 @@ mod tests {
         .unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:9000");
         assert_eq!(c.body_limit, 10);
-        assert_eq!(c.upstream.authority().unwrap().as_str(), "10.0.0.1:11434");
+        assert_eq!(
+            c.upstreams[0].url.authority().unwrap().as_str(),
+            "10.0.0.1:11434"
+        );
     }
 
     #[test]
@@ -357,5 +457,33 @@ mod tests {
         assert!(Config::from_toml(&Cli::default(), "[server]\nlisten_port = 1\n").is_err());
         assert!(Config::from_toml(&Cli::default(), "[upstream]\nurl = \"https://x\"\n").is_err());
         assert!(Config::from_toml(&Cli::default(), "[upstream]\nurl = \"127.0.0.1\"\n").is_err());
+        for bad in [
+            "redis",
+            "http://127.0.0.1:6379",
+            "rediss://127.0.0.1",
+            "redis://:x",
+        ] {
+            let text = format!("[limits]\nstore = \"{bad}\"\n");
+            assert!(Config::from_toml(&Cli::default(), &text).is_err(), "{bad}");
+        }
+        let bad_prefix = "[limits]\nkey_prefix = \"a b\"\n";
+        assert!(Config::from_toml(&Cli::default(), bad_prefix).is_err());
+    }
+
+    #[test]
+    fn the_limit_store_is_memory_or_a_redis_url() {
+        let c = Config::from_toml(&Cli::default(), "").unwrap();
+        assert_eq!(c.limit_store, LimitStore::Memory);
+        assert_eq!(c.limit_store_timeout, Duration::from_millis(5));
+        let text = "[limits]\nstore = \"redis://127.0.0.1:6380/2\"\nstore_timeout_ms = 20\nkey_prefix = \"team-a\"\n";
+        let c = Config::from_toml(&Cli::default(), text).unwrap();
+        assert_eq!(
+            c.limit_store,
+            LimitStore::Redis {
+                url: "redis://127.0.0.1:6380/2".into()
+            }
+        );
+        assert_eq!(c.limit_store_timeout, Duration::from_millis(20));
+        assert_eq!(c.limit_key_prefix, "team-a");
     }
 }

@@ -1,0 +1,295 @@
+//! The upstreams augur forwards to: `--upstream` (repeatable, also
+//! `NAME=URL`), `AUGUR_UPSTREAM` (a comma-separated list), `[[upstreams]]`
+//! tables, or the single `[upstream] url`.
+//!
+//! Precedence: flags / environment replace the file's list whole; the
+//! file's `[[upstreams]]` and `[upstream] url` are exclusive; without
+//! either, the default `http://127.0.0.1:11434`. Each upstream's timeouts
+//! default to the `[upstream]` table's.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::ConfigError;
+
+/// Most upstreams one augur forwards to (each has its own connection pool,
+/// health probe and metric labels).
+pub const MAX_UPSTREAMS: usize = 64;
+/// Longest upstream name (it is a header value and a metric label).
+const MAX_NAME: usize = 64;
+/// Most static model names one upstream may list.
+const MAX_STATIC_MODELS: usize = 1024;
+
+/// One `[[upstreams]]` table, as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileUpstreamEntry {
+    url: String,
+    name: Option<String>,
+    weight: Option<u32>,
+    models: Option<Vec<String>>,
+    connect_timeout_ms: Option<u64>,
+    first_byte_timeout_ms: Option<u64>,
+    idle_timeout_ms: Option<u64>,
+}
+
+/// One upstream, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamSpec {
+    /// Unique; in `X-Augur-Upstream`, `/-/upstreams`, logs and metric
+    /// labels. Defaults to the URL's `host:port`.
+    pub name: String,
+    pub url: http::Uri,
+    /// Share of the load relative to the others (at least 1).
+    pub weight: u32,
+    /// Models this upstream serves, normalized; `None` = learned from its
+    /// `/api/tags`.
+    pub models: Option<Vec<String>>,
+    /// `None` = the `[upstream]` table's value.
+    pub connect_timeout: Option<Duration>,
+    pub first_byte_timeout: Option<Duration>,
+    pub idle_timeout: Option<Duration>,
+}
+
+impl UpstreamSpec {
+    /// An upstream at `url` with every other setting at its default.
+    pub fn from_url(url: &str) -> Result<Self, ConfigError> {
+        let url = parse_url(url)?;
+        Ok(Self {
+            name: default_name(&url),
+            url,
+            weight: 1,
+            models: None,
+            connect_timeout: None,
+            first_byte_timeout: None,
+            idle_timeout: None,
+        })
+    }
+
+    /// `NAME=URL` or `URL`, as `--upstream` and `AUGUR_UPSTREAM` take them.
+    pub fn from_flag(text: &str) -> Result<Self, ConfigError> {
+        let text = text.trim();
+        match text.split_once('=') {
+            Some((name, url)) if !name.contains([':', '/']) => {
+                let mut spec = Self::from_url(url.trim())?;
+                spec.name = name.trim().to_string();
+                Ok(spec)
+            }
+            _ => Self::from_url(text),
+        }
+    }
+
+    fn from_entry(entry: FileUpstreamEntry) -> Result<Self, ConfigError> {
+        let mut spec = Self::from_url(&entry.url)?;
+        let ms = |v: Option<u64>| v.map(Duration::from_millis);
+        if let Some(name) = entry.name {
+            spec.name = name;
+        }
+        spec.weight = entry.weight.unwrap_or(1);
+        spec.models = entry.models.map(|m| {
+            m.iter()
+                .map(|name| crate::wire::normalize_model_name(name))
+                .collect()
+        });
+        spec.connect_timeout = ms(entry.connect_timeout_ms);
+        spec.first_byte_timeout = ms(entry.first_byte_timeout_ms);
+        spec.idle_timeout = ms(entry.idle_timeout_ms);
+        Ok(spec)
+    }
+}
+
+/// The upstream list from the command line (or environment) and the file.
+pub(super) fn resolve(
+    flags: &[String],
+    entries: Vec<FileUpstreamEntry>,
+    single: Option<String>,
+) -> Result<Vec<UpstreamSpec>, ConfigError> {
+    let flags: Vec<&String> = flags.iter().filter(|f| !f.trim().is_empty()).collect();
+    let specs = if !flags.is_empty() {
+        flags
+            .into_iter()
+            .map(|f| UpstreamSpec::from_flag(f))
+            .collect::<Result<Vec<_>, _>>()?
+    } else if !entries.is_empty() {
+        if single.is_some() {
+            return Err(invalid(
+                "set either [upstream] url or [[upstreams]] tables, not both",
+            ));
+        }
+        entries
+            .into_iter()
+            .map(UpstreamSpec::from_entry)
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        vec![UpstreamSpec::from_url(
+            single.as_deref().unwrap_or(DEFAULT_URL),
+        )?]
+    };
+    check(&specs)?;
+    Ok(specs)
+}
+
+/// The built-in upstream.
+const DEFAULT_URL: &str = "http://127.0.0.1:11434";
+
+fn invalid(message: &str) -> ConfigError {
+    ConfigError::Upstreams(message.to_string())
+}
+
+/// Counts, names, weights and model lists within their bounds.
+fn check(specs: &[UpstreamSpec]) -> Result<(), ConfigError> {
+    if specs.len() > MAX_UPSTREAMS {
+        return Err(invalid(&format!(
+            "at most {MAX_UPSTREAMS} upstreams are supported"
+        )));
+    }
+    for (i, spec) in specs.iter().enumerate() {
+        let name = &spec.name;
+        let printable = name.bytes().all(|b| b.is_ascii_graphic() && b != b',');
+        if name.is_empty() || name.len() > MAX_NAME || !printable {
+            return Err(invalid(&format!(
+                "upstream name {name:?} must be 1 to {MAX_NAME} printable ASCII characters without spaces or commas"
+            )));
+        }
+        if specs[..i].iter().any(|s| &s.name == name) {
+            return Err(invalid(&format!(
+                "two upstreams are named {name:?}; give each a distinct name"
+            )));
+        }
+        if spec.weight == 0 {
+            return Err(invalid(&format!(
+                "upstream {name:?}: weight must be at least 1"
+            )));
+        }
+        if spec
+            .models
+            .as_ref()
+            .is_some_and(|m| m.len() > MAX_STATIC_MODELS)
+        {
+            return Err(invalid(&format!(
+                "upstream {name:?}: at most {MAX_STATIC_MODELS} models may be listed"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The URL's `host:port`.
+fn default_name(url: &http::Uri) -> String {
+    url.authority()
+        .map(|a| a.as_str().to_string())
+        .unwrap_or_default()
+}
+
+/// An `http://host[:port][/prefix]` URL.
+fn parse_url(url: &str) -> Result<http::Uri, ConfigError> {
+    let err = |message: &str| ConfigError::Upstream {
+        url: url.to_string(),
+        message: message.to_string(),
+    };
+    let uri: http::Uri = url
+        .trim_end_matches('/')
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| err(&e.to_string()))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some(_) => return Err(err("only http:// upstreams are supported")),
+        None => return Err(err("missing scheme, e.g. http://127.0.0.1:11434")),
+    }
+    if uri.authority().is_none() {
+        return Err(err("missing host"));
+    }
+    Ok(uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Cli, Config};
+
+    fn names(c: &Config) -> Vec<&str> {
+        c.upstreams.iter().map(|u| u.name.as_str()).collect()
+    }
+
+    #[test]
+    fn upstream_tables_are_read_with_their_defaults() {
+        let text = "[upstream]\nconnect_timeout_ms = 700\n\
+            [[upstreams]]\nurl = \"http://10.0.0.1:11434\"\nname = \"gpu1\"\nweight = 3\nmodels = [\"Gemma3\", \"qwen3:8b\"]\nfirst_byte_timeout_ms = 9000\n\
+            [[upstreams]]\nurl = \"http://10.0.0.2:11434/\"\n";
+        let c = Config::from_toml(&Cli::default(), text).unwrap();
+        assert_eq!(names(&c), ["gpu1", "10.0.0.2:11434"]);
+        let first = &c.upstreams[0];
+        assert_eq!(first.weight, 3);
+        assert_eq!(
+            first.models.as_deref().unwrap(),
+            ["gemma3:latest", "qwen3:8b"]
+        );
+        assert_eq!(first.first_byte_timeout, Some(Duration::from_secs(9)));
+        assert_eq!(first.connect_timeout, None);
+        assert_eq!(c.connect_timeout, Duration::from_millis(700));
+        let second = &c.upstreams[1];
+        assert_eq!((second.weight, second.models.as_ref()), (1, None));
+    }
+
+    #[test]
+    fn flags_replace_the_files_list() {
+        let cli = Cli {
+            upstream: vec![
+                "a=http://127.0.0.1:1".into(),
+                " http://127.0.0.1:2 ".into(),
+                String::new(),
+            ],
+            ..Cli::default()
+        };
+        let c =
+            Config::from_toml(&cli, "[[upstreams]]\nurl = \"http://10.0.0.1:11434\"\n").unwrap();
+        assert_eq!(names(&c), ["a", "127.0.0.1:2"]);
+        assert_eq!(c.upstreams[0].url.to_string(), "http://127.0.0.1:1/");
+    }
+
+    #[test]
+    fn the_flag_repeats_and_splits_on_commas() {
+        use clap::Parser as _;
+        let cli = Cli::try_parse_from([
+            "augur",
+            "--upstream",
+            "gpu1=http://10.0.0.1:11434,http://10.0.0.2:11434",
+            "--upstream",
+            "http://10.0.0.3:11434",
+        ])
+        .unwrap();
+        let c = Config::from_toml(&cli, "").unwrap();
+        assert_eq!(names(&c), ["gpu1", "10.0.0.2:11434", "10.0.0.3:11434"]);
+    }
+
+    #[test]
+    fn the_single_forms_still_work() {
+        let c = Config::from_toml(&Cli::default(), "[upstream]\nurl = \"http://10.0.0.9:1\"\n")
+            .unwrap();
+        assert_eq!(names(&c), ["10.0.0.9:1"]);
+        let c = Config::from_toml(&Cli::default(), "").unwrap();
+        assert_eq!(names(&c), ["127.0.0.1:11434"]);
+    }
+
+    #[test]
+    fn bad_lists_are_refused() {
+        let bad = |text: &str| {
+            Config::from_toml(&Cli::default(), text)
+                .unwrap_err()
+                .to_string()
+        };
+        let dup = "[[upstreams]]\nurl = \"http://h:1\"\n[[upstreams]]\nurl = \"http://h:1/x\"\n";
+        assert!(bad(dup).contains("distinct name"), "{}", bad(dup));
+        let both = "[upstream]\nurl = \"http://h:1\"\n[[upstreams]]\nurl = \"http://h:2\"\n";
+        assert!(bad(both).contains("not both"));
+        assert!(bad("[[upstreams]]\nurl = \"http://h:1\"\nweight = 0\n").contains("weight"));
+        assert!(bad("[[upstreams]]\nurl = \"http://h:1\"\nname = \"a b\"\n").contains("name"));
+        assert!(bad("[[upstreams]]\nurl = \"https://h:1\"\n").contains("http://"));
+        assert!(bad("[[upstreams]]\nname = \"x\"\n").contains("url"));
+        let many: String = (0..=MAX_UPSTREAMS)
+            .map(|i| format!("[[upstreams]]\nurl = \"http://h:{}\"\n", i + 1))
+            .collect();
+        assert!(bad(&many).contains("at most"));
+    }
+}

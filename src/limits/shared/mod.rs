@@ -1,0 +1,406 @@
+//! Rate limits and token budgets shared by every replica, in Redis or
+//! Valkey (`[limits] store = "redis://host:port/db"`).
+//!
+//! Each admission is one call: [`SharedStore::admit`] runs `admit.lua`,
+//! which checks every bucket that applies to the request on the server's
+//! clock and consumes them all or none. The answer's tokens are charged
+//! afterwards by one more call ([`SharedStore::charge`], `charge.lua`).
+//! Scripts are sent by digest (`EVALSHA`), loaded once per connection and
+//! again whenever the server has lost them.
+//!
+//! Each worker thread has its own multiplexed connection, opened on its own
+//! event loop before it serves (so a call never hops threads), and the
+//! admin listener one more, whose health `/-/ready` shows. A supervisor
+//! task per connection opens it, and opens it again with exponential
+//! backoff (50 ms to 2 s) after the server went away; an open connection is
+//! checked with `PING` every second. A call never waits for a connection: while
+//! there is none, or when the server does not answer within
+//! `store_timeout_ms`, the call fails at once with a [`StoreError`] and the
+//! policy's `limits.on_store_error` decides. Three timeouts in a row count
+//! as a lost connection.
+
+pub(crate) mod admission;
+mod keys;
+mod scripts;
+#[cfg(test)]
+pub(crate) mod tests;
+
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU32, Ordering},
+    },
+    time::Duration,
+};
+
+use redis::aio::MultiplexedConnection;
+use tokio::sync::Notify;
+
+pub(crate) use keys::{BucketSpec, key_for};
+pub(crate) use scripts::Verdict;
+
+const MIN_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often an open connection is checked with `PING` (a handle that
+/// makes no calls, such as the admin listener's, learns of a loss so).
+const PING_INTERVAL: Duration = Duration::from_secs(1);
+/// Timeouts in a row after which the connection is replaced.
+const TIMEOUTS_BEFORE_RECONNECT: u32 = 3;
+
+/// Why a call to the store did not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum StoreError {
+    /// No connection (the server is down or not reached yet).
+    #[error("limit store unavailable")]
+    Unavailable,
+    /// No answer within `store_timeout_ms`.
+    #[error("limit store did not answer in time")]
+    Timeout,
+    /// The connection broke during the call.
+    #[error("limit store connection lost: {0}")]
+    Connection(String),
+    /// The server answered with an error (out of memory, a foreign key of
+    /// the wrong type, …).
+    #[error("limit store error: {0}")]
+    Server(String),
+}
+
+impl StoreError {
+    /// `reason` label of `augur_limit_store_errors_total`.
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Unavailable => "unavailable",
+            Self::Timeout => "timeout",
+            Self::Connection(_) => "connection",
+            Self::Server(_) => "server",
+        }
+    }
+}
+
+/// The store's state for `/-/ready`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub up: bool,
+    /// Where the store is (no credentials).
+    pub location: String,
+    /// The last error, while down.
+    pub error: Option<String>,
+}
+
+struct Inner {
+    client: redis::Client,
+    location: String,
+    prefix: String,
+    timeout: Duration,
+    /// The connection and its number (a call that failed on an older one
+    /// must not drop its replacement).
+    conn: Mutex<Option<(u64, MultiplexedConnection)>>,
+    up: AtomicBool,
+    timeouts: AtomicU32,
+    last_error: Mutex<Option<String>>,
+    wake: Notify,
+    started: AtomicBool,
+    scripts: scripts::Scripts,
+    /// Whether this handle sets `augur_limit_store_up` (the first one,
+    /// whose health `/-/ready` shows; not the workers' siblings).
+    reports: bool,
+}
+
+/// A handle on the shared store; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct SharedStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStore")
+            .field("location", &self.inner.location)
+            .field("up", &self.inner.up.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl SharedStore {
+    /// A store at `url` (checked by the config); nothing is connected
+    /// until [`SharedStore::start`].
+    pub(crate) fn new(url: &str, prefix: &str, timeout: Duration) -> Result<Self, String> {
+        let client = redis::Client::open(url).map_err(|e| e.to_string())?;
+        let info = client.get_connection_info();
+        let location = format!("{}", info.addr());
+        metrics::gauge!("augur_limit_store_up").set(0.0);
+        Ok(Self::unconnected(
+            client,
+            location,
+            prefix.to_string(),
+            timeout,
+            true,
+        ))
+    }
+
+    /// Another handle on the same store with a connection of its own, for
+    /// another thread's event loop (a connection's I/O runs on the event
+    /// loop that opened it).
+    pub(crate) fn sibling(&self) -> Self {
+        let i = &self.inner;
+        Self::unconnected(
+            i.client.clone(),
+            i.location.clone(),
+            i.prefix.clone(),
+            i.timeout,
+            false,
+        )
+    }
+
+    /// A handle on `client` with no connection yet; `reports` says whether
+    /// it sets `augur_limit_store_up`.
+    fn unconnected(
+        client: redis::Client,
+        location: String,
+        prefix: String,
+        timeout: Duration,
+        reports: bool,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                client,
+                location,
+                prefix,
+                timeout,
+                conn: Mutex::new(None),
+                up: AtomicBool::new(false),
+                timeouts: AtomicU32::new(0),
+                last_error: Mutex::new(Some("not connected yet".into())),
+                wake: Notify::new(),
+                started: AtomicBool::new(false),
+                scripts: scripts::Scripts::new(),
+                reports,
+            }),
+        }
+    }
+
+    /// Start the connection supervisor on the current runtime (once), and
+    /// wait up to `wait` for the first connection.
+    pub(crate) async fn start(&self, wait: Duration) {
+        self.ensure_started();
+        let deadline = tokio::time::Instant::now() + wait;
+        while !self.is_up() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    fn ensure_started(&self) {
+        if self.inner.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(supervise(self.inner.clone()));
+            }
+            Err(_) => self.inner.started.store(false, Ordering::Release),
+        }
+    }
+
+    pub(crate) fn is_up(&self) -> bool {
+        self.inner.up.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn health(&self) -> Health {
+        let error = if self.is_up() {
+            None
+        } else {
+            lock(&self.inner.last_error).clone()
+        };
+        Health {
+            up: self.is_up(),
+            location: self.inner.location.clone(),
+            error,
+        }
+    }
+
+    /// The prefix of every key.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.inner.prefix
+    }
+
+    /// Check and consume `buckets` at once; `reserve` tokens are taken from
+    /// every token bucket until the answer's charge replaces them.
+    pub(crate) async fn admit(
+        &self,
+        buckets: &[BucketSpec],
+        reserve: u64,
+    ) -> Result<Verdict, StoreError> {
+        let invocation = self.inner.scripts.admit(buckets, reserve);
+        let raw: Vec<i64> = self.call("admit", &invocation).await?;
+        scripts::verdict(&raw, buckets.len()).map_err(StoreError::Server)
+    }
+
+    /// Charge `amount` tokens (negative: refund) to token buckets given as
+    /// (key, tokens_per_minute); returns their balances.
+    pub(crate) async fn charge(
+        &self,
+        buckets: &[(String, u64)],
+        amount: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let invocation = self.inner.scripts.charge(buckets, amount);
+        self.call("charge", &invocation).await
+    }
+
+    async fn call<T: redis::FromRedisValue>(
+        &self,
+        op: &'static str,
+        invocation: &redis::ScriptInvocation<'_>,
+    ) -> Result<T, StoreError> {
+        self.ensure_started();
+        let conn = lock(&self.inner.conn).clone();
+        let result = match conn {
+            None => Err(StoreError::Unavailable),
+            Some((number, mut conn)) => {
+                match tokio::time::timeout(self.inner.timeout, invocation.invoke_async(&mut conn))
+                    .await
+                {
+                    Ok(Ok(v)) => {
+                        self.inner.timeouts.store(0, Ordering::Relaxed);
+                        Ok(v)
+                    }
+                    Ok(Err(e)) if broken(&e) => {
+                        self.lost(number, &e.to_string());
+                        Err(StoreError::Connection(e.to_string()))
+                    }
+                    Ok(Err(e)) => Err(StoreError::Server(e.to_string())),
+                    Err(_) => {
+                        let n = self.inner.timeouts.fetch_add(1, Ordering::Relaxed) + 1;
+                        if n >= TIMEOUTS_BEFORE_RECONNECT {
+                            self.lost(number, "no answer to several calls in a row");
+                        }
+                        Err(StoreError::Timeout)
+                    }
+                }
+            }
+        };
+        if let Err(e) = &result {
+            metrics::counter!("augur_limit_store_errors_total", "op" => op, "reason" => e.reason())
+                .increment(1);
+            tracing::debug!(op, error = %e, "limit store call failed");
+        }
+        result
+    }
+
+    fn lost(&self, number: u64, why: &str) {
+        lost(&self.inner, number, why);
+    }
+}
+
+/// Drop connection `number`, if still in use, and have the supervisor open
+/// another.
+fn lost(inner: &Inner, number: u64, why: &str) {
+    {
+        let mut conn = lock(&inner.conn);
+        if !matches!(&*conn, Some((n, _)) if *n == number) {
+            return;
+        }
+        *conn = None;
+    }
+    tracing::warn!(store = %inner.location, error = why, "limit store connection lost");
+    set_down(inner, why);
+    inner.wake.notify_one();
+}
+
+/// Whether an error means the connection is gone (rather than the server
+/// refusing one command).
+fn broken(e: &redis::RedisError) -> bool {
+    e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_unrecoverable_error()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn set_down(inner: &Inner, why: &str) {
+    *lock(&inner.last_error) = Some(why.to_string());
+    if inner.up.swap(false, Ordering::AcqRel) && inner.reports {
+        metrics::gauge!("augur_limit_store_up").set(0.0);
+    }
+}
+
+/// Keep a connection open: connect, and after a loss connect again with
+/// exponential backoff (with jitter, so replicas do not reconnect in step).
+async fn supervise(inner: Arc<Inner>) {
+    let mut backoff = MIN_BACKOFF;
+    let mut number = 0;
+    loop {
+        let current = lock(&inner.conn).clone();
+        if let Some((n, mut conn)) = current {
+            tokio::select! {
+                _ = inner.wake.notified() => {}
+                _ = tokio::time::sleep(PING_INTERVAL) => {
+                    let cmd = redis::cmd("PING");
+                    let ping = cmd.query_async::<String>(&mut conn);
+                    match tokio::time::timeout(CONNECT_TIMEOUT, ping).await {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => lost(&inner, n, &e.to_string()),
+                        Err(_) => lost(&inner, n, "no answer to PING"),
+                    }
+                }
+            }
+            continue;
+        }
+        match connect(&inner).await {
+            Ok(conn) => {
+                number += 1;
+                *lock(&inner.conn) = Some((number, conn));
+                inner.timeouts.store(0, Ordering::Relaxed);
+                *lock(&inner.last_error) = None;
+                inner.up.store(true, Ordering::Release);
+                if inner.reports {
+                    metrics::gauge!("augur_limit_store_up").set(1.0);
+                }
+                tracing::info!(store = %inner.location, "limit store connected");
+                backoff = MIN_BACKOFF;
+            }
+            Err(e) => {
+                metrics::counter!("augur_limit_store_errors_total", "op" => "connect", "reason" => "connection")
+                    .increment(1);
+                tracing::debug!(store = %inner.location, error = %e, "cannot connect to the limit store");
+                set_down(&inner, &e);
+                tokio::time::sleep(jitter(backoff)).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+/// `d` plus up to a quarter of it, from the clock's low bits.
+fn jitter(d: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|t| t.subsec_nanos())
+        .unwrap_or(0);
+    d + d / 4 * (nanos % 1000) / 1000
+}
+
+async fn connect(inner: &Inner) -> Result<MultiplexedConnection, String> {
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(CONNECT_TIMEOUT))
+        .set_response_timeout(Some(CONNECT_TIMEOUT));
+    let attempt = async {
+        let mut conn = inner
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(|e| e.to_string())?;
+        inner
+            .scripts
+            .load(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(conn)
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT * 2, attempt)
+        .await
+        .map_err(|_| "connection timed out".to_string())?
+}

@@ -1,0 +1,80 @@
+//! A validated answer streamed as the upstream produces it (`stream:
+//! pass`, and JSON mode by default): the whole is validated at the end and
+//! the verdict reported in the done chunk. Nothing is retried: it has
+//! been sent; a fallback model answers only when the upstreams fail
+//! before the first byte.
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use crate::error::ProxyError;
+
+use super::{
+    attempts::{self, Expect},
+    checks,
+    flows::Job,
+    output::{self, Output, Report},
+};
+
+/// Stream as the upstream produces; validate the whole at the end and
+/// report it in the done chunk (`augur_validation`, `augur_violations`).
+pub async fn run(job: Job) -> Result<Output, ProxyError> {
+    let (job, mut lines) = job.open_stream(Job::open_lines).await?;
+    let headers = Report {
+        fallback: job.answered.clone(),
+        ..Report::default()
+    }
+    .headers();
+    let limit = job.ctx.state.config.stream_buffer_limit as usize;
+    Ok(output::stream(headers, |tx| async move {
+        let mut text = String::new();
+        let mut overflow = false;
+        while let Some(item) = lines.next().await {
+            let mut chunk = match item {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
+            };
+            let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
+            let piece = attempts::answer_text(job.route, &chunk);
+            if text.len() + piece.len() <= limit {
+                text.push_str(&piece);
+            } else {
+                overflow = true;
+            }
+            // The client has gone: nothing to check for anyone.
+            if tx.is_closed() {
+                return;
+            }
+            if done && !matches!(job.expect, Expect::Text) {
+                let verdict = if overflow {
+                    json!("unchecked")
+                } else {
+                    let interp = attempts::interpret(&text, &job.expect, &job.validators, false);
+                    if interp.violations.is_empty() && interp.unchecked {
+                        json!("unchecked")
+                    } else if interp.violations.is_empty() {
+                        json!("valid")
+                    } else {
+                        metrics::counter!("augur_validation_failures_total").increment(1);
+                        if let Value::Object(f) = &mut chunk {
+                            f.insert(
+                                "augur_violations".into(),
+                                json!(checks::describe(&interp.violations)),
+                            );
+                        }
+                        json!("invalid")
+                    }
+                };
+                if let Value::Object(f) = &mut chunk {
+                    f.insert("augur_validation".into(), verdict);
+                }
+            }
+            if !output::send(&tx, Ok(chunk)).await || done {
+                return;
+            }
+        }
+    }))
+}

@@ -1,0 +1,65 @@
+//! The `fallback:` block compiled: 1 to 4 model names (tried in order)
+//! and `on`, the causes that make the next one answer (default: invalid,
+//! truncated, upstream_error; `repaired` is opt-in).
+
+use super::{
+    error::PolicyError,
+    model::{Fallback, FallbackOn},
+    raw::RawFallback,
+};
+
+/// Most fallback models one entry lists (each is one more model call).
+const MAX_FALLBACKS: usize = 4;
+
+/// Compile the block at `at` of `file`.
+pub(super) fn compile(file: &str, at: &str, f: &RawFallback) -> Result<Fallback, PolicyError> {
+    let at = format!("{at}.fallback");
+    if f.models.is_empty() || f.models.len() > MAX_FALLBACKS {
+        return Err(PolicyError::invalid(
+            file,
+            format!("{at}.models"),
+            format!("list 1 to {MAX_FALLBACKS} models"),
+        ));
+    }
+    if let Some(bad) = f.models.iter().find(|m| {
+        let m = m.trim();
+        m.is_empty() || m.len() > 256 || m.contains(['*', '?', '[', '{'])
+    }) {
+        return Err(PolicyError::invalid(
+            file,
+            format!("{at}.models"),
+            format!("{bad:?} is not a model name"),
+        ));
+    }
+    let on = match &f.on {
+        None => FallbackOn::default(),
+        Some(list) => {
+            let mut on = FallbackOn {
+                invalid: false,
+                truncated: false,
+                upstream_error: false,
+                repaired: false,
+            };
+            for item in list {
+                match item.as_str() {
+                    "invalid" => on.invalid = true,
+                    "truncated" => on.truncated = true,
+                    "upstream_error" => on.upstream_error = true,
+                    "repaired" => on.repaired = true,
+                    other => {
+                        return Err(PolicyError::invalid(
+                            file,
+                            format!("{at}.on"),
+                            format!("unknown value {other:?}"),
+                        ));
+                    }
+                }
+            }
+            on
+        }
+    };
+    Ok(Fallback {
+        models: f.models.iter().map(|m| m.trim().to_string()).collect(),
+        on,
+    })
+}

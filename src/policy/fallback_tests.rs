@@ -1,0 +1,48 @@
+//! Unit tests: the `fallback:` block (compile, merge, errors, show).
+
+use std::fs;
+
+use super::*;
+
+fn load(text: &str) -> Result<Policy, PolicyError> {
+    let (p, s) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    fs::write(p.path().join("10.yaml"), text).unwrap();
+    load_dir(p.path(), s.path())
+}
+
+#[test]
+fn fallback_blocks_compile_merge_and_show() {
+    let policy = load(
+        "defaults:\n  fallback: {models: [\"big\"]}\n\
+         models:\n  \"small:*\": {fallback: {models: [\"mid\", \"big\"], on: [invalid, repaired]}}\n  \
+         \"other\": {fallback: null}\n",
+    )
+    .unwrap();
+    let d = policy.model("anything").fallback.clone().unwrap();
+    assert_eq!(d.models, ["big"]);
+    assert_eq!(d.on, FallbackOn::default());
+    assert!(d.on.invalid && d.on.truncated && d.on.upstream_error && !d.on.repaired);
+    let small = policy.model("small:4b").fallback.clone().unwrap();
+    assert_eq!(small.models, ["mid", "big"]);
+    assert!(small.on.invalid && small.on.repaired && !small.on.truncated);
+    assert!(policy.model("other").fallback.is_none());
+    let shown = show::effective(&policy);
+    assert_eq!(
+        shown["defaults"]["fallback"],
+        serde_json::json!({"models": ["big"], "on": ["invalid", "truncated", "upstream_error"]})
+    );
+}
+
+#[test]
+fn bad_fallback_blocks_are_rejected() {
+    for bad in [
+        "defaults:\n  fallback: {models: []}\n",
+        "defaults:\n  fallback: {models: [a, b, c, d, e]}\n",
+        "defaults:\n  fallback: {models: [\"gemma3:*\"]}\n",
+        "defaults:\n  fallback: {models: [a], on: [slow]}\n",
+        "defaults:\n  fallback: {on: [invalid]}\n",
+        "defaults:\n  fallback: {models: [a], after: 2}\n",
+    ] {
+        assert!(load(bad).is_err(), "{bad}");
+    }
+}

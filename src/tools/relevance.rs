@@ -1,0 +1,223 @@
+//! How well each declared tool matches the question, by the words they
+//! share: the latest user message against a tool's name, description and
+//! parameter names, each shared word weighed by how few tools have it (a
+//! word every tool has tells nothing), words of the name counting double.
+//!
+//! The instruction lists tools most relevant first and shows its call
+//! example with the most relevant one: small models lean towards the
+//! first tool listed and copy the example's name. Only the order changes;
+//! the model still chooses among every declared tool.
+
+use std::collections::{HashMap, HashSet};
+
+use super::Tool;
+
+/// Bytes of the question that are read.
+const MAX_QUESTION: usize = 2048;
+/// Bytes of a description that are read.
+const MAX_DESCRIPTION: usize = 512;
+/// Words taken from one text.
+const MAX_WORDS: usize = 256;
+
+const STOPWORDS: &[&str] = &[
+    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could", "do",
+    "does", "for", "from", "get", "give", "has", "have", "how", "i", "if", "in", "into", "is",
+    "it", "its", "let", "like", "me", "my", "need", "of", "on", "one", "or", "our", "please",
+    "return", "some", "tell", "than", "that", "the", "their", "them", "then", "there", "this",
+    "to", "two", "up", "us", "want", "was", "we", "what", "whats", "when", "where", "which", "who",
+    "why", "will", "with", "would", "you", "your",
+];
+
+/// The tools' indexes, most relevant to `question` first; ties keep the
+/// declared order. `None` when no tool shares a word with the question.
+pub fn rank(tools: &[&Tool], question: &str) -> Option<Vec<usize>> {
+    let asked: HashSet<String> = words(clip(question, MAX_QUESTION))
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect();
+    if asked.is_empty() {
+        return None;
+    }
+    let vocab: Vec<(HashSet<String>, HashSet<String>)> =
+        tools.iter().map(|t| vocabulary(t)).collect();
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for (name, rest) in &vocab {
+        for w in name.union(rest) {
+            *df.entry(w.as_str()).or_default() += 1;
+        }
+    }
+    let scores: Vec<f64> = vocab
+        .iter()
+        .map(|(name, rest)| {
+            asked
+                .iter()
+                .map(|w| {
+                    let weight = if name.contains(w) {
+                        2.0
+                    } else if rest.contains(w) {
+                        1.0
+                    } else {
+                        return 0.0;
+                    };
+                    weight / df.get(w.as_str()).copied().unwrap_or(1) as f64
+                })
+                .sum()
+        })
+        .collect();
+    if scores.iter().all(|s| *s <= 0.0) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..tools.len()).collect();
+    order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+    Some(order)
+}
+
+/// A tool's words: from its name, and from its description and parameter
+/// names.
+fn vocabulary(tool: &Tool) -> (HashSet<String>, HashSet<String>) {
+    let name: HashSet<String> = words(&split_case(&tool.name)).collect();
+    let mut rest: HashSet<String> = words(clip(&tool.description, MAX_DESCRIPTION)).collect();
+    if let Some(props) = tool
+        .parameters
+        .get("properties")
+        .and_then(|p| p.as_object())
+    {
+        for key in props.keys().take(MAX_WORDS) {
+            rest.extend(words(&split_case(key)));
+        }
+    }
+    (name, rest)
+}
+
+/// `camelCase` and `snake_case` as separate words.
+fn split_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut prev_lower = false;
+    for c in name.chars().take(MAX_DESCRIPTION) {
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.push(c);
+    }
+    out
+}
+
+/// Lower-cased words of letters and digits, plural `s` dropped, bounded.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\'').replace('\'', "").to_lowercase())
+        .filter(|w| !w.is_empty())
+        .map(stem)
+        .take(MAX_WORDS)
+}
+
+fn stem(w: String) -> String {
+    if w.len() > 4 && w.ends_with("ies") {
+        format!("{}y", &w[..w.len() - 3])
+    } else if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+        w[..w.len() - 1].to_owned()
+    } else {
+        w
+    }
+}
+
+fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolSet;
+    use serde_json::{Value, json};
+
+    fn tool(name: &str, description: &str, params: &[&str]) -> Value {
+        let props: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+            .collect();
+        json!({"type": "function", "function": {"name": name, "description": description,
+            "parameters": {"type": "object", "properties": props}}})
+    }
+
+    fn first(tools: &ToolSet, question: &str) -> Option<String> {
+        let refs: Vec<&Tool> = tools.tools().iter().collect();
+        rank(&refs, question).map(|o| refs[o[0]].name.clone())
+    }
+
+    fn catalogue() -> ToolSet {
+        set(vec![
+            tool(
+                "get_time",
+                "Get the current local time in a city.",
+                &["city"],
+            ),
+            tool(
+                "get_weather",
+                "Get the current weather for a city.",
+                &["city", "unit"],
+            ),
+            tool(
+                "track_package",
+                "Track a parcel by its tracking number.",
+                &["tracking_number"],
+            ),
+            tool(
+                "getOrderStatus",
+                "Get the status of a shop order by its id.",
+                &["order_id"],
+            ),
+        ])
+    }
+
+    fn set(tools: Vec<Value>) -> ToolSet {
+        ToolSet::from_request(&tools).unwrap()
+    }
+
+    #[test]
+    fn the_tool_named_by_the_question_comes_first() {
+        let tools = catalogue();
+        assert_eq!(
+            first(&tools, "What's the weather like in Madrid?").as_deref(),
+            Some("get_weather")
+        );
+        assert_eq!(
+            first(&tools, "What time is it in Sydney?").as_deref(),
+            Some("get_time")
+        );
+        assert_eq!(
+            first(&tools, "Can you track parcel JD0146 for me?").as_deref(),
+            Some("track_package")
+        );
+        assert_eq!(
+            first(&tools, "Where is my ORDER 42?").as_deref(),
+            Some("getOrderStatus")
+        );
+    }
+
+    #[test]
+    fn shared_words_tell_nothing_and_ties_keep_the_declared_order() {
+        let tools = catalogue();
+        // "city" belongs to two tools; "current" to both of them too.
+        let refs: Vec<&Tool> = tools.tools().iter().collect();
+        assert_eq!(rank(&refs, "the current city"), Some(vec![0, 1, 2, 3]));
+        assert_eq!(first(&tools, "What is the capital of France?"), None);
+        assert_eq!(first(&tools, "the a of"), None);
+        assert_eq!(first(&tools, ""), None);
+    }
+
+    #[test]
+    fn long_and_odd_text_is_bounded() {
+        let tools = set(vec![tool(&"x".repeat(60), &"é".repeat(10_000), &[])]);
+        let q = format!("{} weather", "ü".repeat(100_000));
+        assert_eq!(first(&tools, &q), None);
+        assert_eq!(clip("aé", 2), "a");
+    }
+}

@@ -1,0 +1,203 @@
+//! Listings of several upstreams as one: `GET /api/tags`, `GET /api/ps`
+//! and `GET /v1/models` are asked of every healthy upstream at once and
+//! merged in Ollama's shape, each model once (the first upstream in the
+//! configured order that lists it gives its entry).
+
+use std::{collections::HashSet, time::Duration};
+
+use axum::body::Body;
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use serde_json::{Map, Value};
+
+use super::{Fleet, X_AUGUR_UPSTREAM};
+use crate::{error::ProxyError, upstream::ClientInfo};
+
+/// Longest wait for one upstream's listing; a slower one is left out.
+const LISTING_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most entries in a merged listing.
+const MAX_ENTRIES: usize = 20_000;
+
+/// A listing several upstreams answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// `GET /api/tags`: `{"models": [{"name", ...}]}`.
+    Tags,
+    /// `GET /api/ps`: `{"models": [{"name", ...}]}`.
+    Ps,
+    /// `GET /v1/models`: `{"object": "list", "data": [{"id", ...}]}`.
+    OpenAiModels,
+}
+
+impl Listing {
+    fn path(self) -> &'static str {
+        match self {
+            Listing::Tags => "/api/tags",
+            Listing::Ps => "/api/ps",
+            Listing::OpenAiModels => "/v1/models",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Listing::Tags | Listing::Ps => "models",
+            Listing::OpenAiModels => "data",
+        }
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Listing::Tags | Listing::Ps => "name",
+            Listing::OpenAiModels => "id",
+        }
+    }
+}
+
+/// What one upstream gave.
+enum Part {
+    Entries(Vec<Value>),
+    /// An answer that was not a success, passed on when nobody succeeded.
+    Refused(Response<Body>),
+    Failed(ProxyError),
+}
+
+impl Fleet {
+    /// `listing` of every healthy upstream (all of them when none is),
+    /// merged. Upstreams that fail are left out; when all fail, the first
+    /// one's answer (or error) is the answer. `headers`: the client's.
+    pub async fn merged(
+        &self,
+        listing: Listing,
+        headers: &HeaderMap,
+        client: Option<ClientInfo>,
+        limit: usize,
+    ) -> Result<Response<Body>, ProxyError> {
+        let any_healthy = self.members.iter().any(|m| m.healthy());
+        let asks = self
+            .members
+            .iter()
+            .zip(self.clients.iter())
+            .filter(|(m, _)| m.healthy() || !any_healthy)
+            .map(|(member, upstream)| {
+                let client = client.clone();
+                async move {
+                    let mut req = Request::get(listing.path())
+                        .body(Body::empty())
+                        .map_err(|e| ProxyError::Internal(e.to_string()))?;
+                    *req.headers_mut() = headers.clone();
+                    req.headers_mut().remove(&X_AUGUR_UPSTREAM);
+                    let call = upstream.call(req, client, None);
+                    let response = tokio::time::timeout(LISTING_TIMEOUT, call)
+                        .await
+                        .map_err(|_| ProxyError::UpstreamTimeout(LISTING_TIMEOUT.as_millis()))?
+                        .inspect_err(|e| member.failed(&e.to_string()))?;
+                    if !response.status().is_success() {
+                        return Ok(Part::Refused(response));
+                    }
+                    member.answered();
+                    let bytes = Limited::new(response.into_body(), limit)
+                        .collect()
+                        .await
+                        .map_err(|e| {
+                            ProxyError::UpstreamProtocol(format!("{}: {e}", listing.path()))
+                        })?
+                        .to_bytes();
+                    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                        ProxyError::UpstreamProtocol(format!("{}: {e}", listing.path()))
+                    })?;
+                    Ok(Part::Entries(entries(value, listing.key())))
+                }
+            });
+        let parts: Vec<Part> = futures_util::future::join_all(asks)
+            .await
+            .into_iter()
+            .map(|r| r.unwrap_or_else(Part::Failed))
+            .collect();
+        if !parts.iter().any(|p| matches!(p, Part::Entries(_))) {
+            return match parts.into_iter().next() {
+                Some(Part::Refused(response)) => Ok(response),
+                Some(Part::Failed(e)) => Err(e),
+                _ => Err(ProxyError::UpstreamUnavailable(
+                    "no upstream answered".into(),
+                )),
+            };
+        }
+        let lists = parts.into_iter().filter_map(|p| match p {
+            Part::Entries(e) => Some(e),
+            _ => None,
+        });
+        Ok(render(listing, merge(lists, listing.id())))
+    }
+}
+
+/// The entries of one listing.
+fn entries(mut value: Value, key: &str) -> Vec<Value> {
+    match value.get_mut(key).map(Value::take) {
+        Some(Value::Array(entries)) => entries,
+        _ => Vec::new(),
+    }
+}
+
+/// The entries of every list, in order, each `id` once.
+fn merge(lists: impl Iterator<Item = Vec<Value>>, id: &str) -> Vec<Value> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for entry in lists.flatten() {
+        if out.len() >= MAX_ENTRIES {
+            break;
+        }
+        let name = entry.get(id).and_then(Value::as_str).map(str::to_string);
+        if name.is_none_or(|n| seen.insert(n)) {
+            out.push(entry);
+        }
+    }
+    out
+}
+
+/// The merged listing in the shape (and content type) Ollama answers it.
+fn render(listing: Listing, entries: Vec<Value>) -> Response<Body> {
+    let mut object = Map::new();
+    let content_type = match listing {
+        Listing::Tags | Listing::Ps => "application/json; charset=utf-8",
+        Listing::OpenAiModels => {
+            object.insert("object".into(), Value::String("list".into()));
+            "application/json"
+        }
+    };
+    object.insert(listing.key().into(), Value::Array(entries));
+    let mut text = crate::wire::to_go_json(&Value::Object(object));
+    if listing == Listing::OpenAiModels {
+        text.push('\n');
+    }
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = StatusCode::OK;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn listings_merge_in_order_each_model_once() {
+        let a = entries(
+            json!({"models": [{"name": "a:1", "size": 1}, {"name": "b:1"}]}),
+            "models",
+        );
+        let b = entries(
+            json!({"models": [{"name": "b:1", "size": 2}, {"name": "c:1"}]}),
+            "models",
+        );
+        let merged = merge([a, b].into_iter(), "name");
+        assert_eq!(
+            Value::Array(merged),
+            json!([{"name": "a:1", "size": 1}, {"name": "b:1"}, {"name": "c:1"}])
+        );
+        assert!(entries(json!({"models": null}), "models").is_empty());
+    }
+}

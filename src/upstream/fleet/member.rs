@@ -1,0 +1,197 @@
+//! One upstream of the fleet as every worker sees it: its settings, its
+//! health, its load (requests in flight), the models it has and has
+//! loaded, and its metric handles (registered once, labelled with its
+//! name).
+
+use std::{
+    collections::HashSet,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::SystemTime,
+};
+
+use arc_swap::ArcSwap;
+
+use crate::config::UpstreamSpec;
+
+/// What is known of an upstream's models.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    /// Whether `models` was learned (or listed in the config): until then
+    /// the upstream may have any model.
+    pub known: bool,
+    /// Normalized names of the models it has.
+    pub models: HashSet<String>,
+    /// Normalized names of the models it has loaded (`/api/ps`).
+    pub loaded: HashSet<String>,
+    /// When `models` was last read from `/api/tags`.
+    pub models_at: Option<SystemTime>,
+    /// When `loaded` was last read from `/api/ps`.
+    pub loaded_at: Option<SystemTime>,
+}
+
+/// Whether an upstream has a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Has {
+    No,
+    /// Its models are not known yet.
+    Maybe,
+    Yes,
+}
+
+/// The load of one upstream, shared by its in-flight guards.
+pub(crate) struct Load {
+    in_flight: AtomicU64,
+    gauge: metrics::Gauge,
+    requests: metrics::Counter,
+    errors: metrics::Counter,
+}
+
+/// One request in flight to an upstream, counted until dropped (with the
+/// response body, when the request got one).
+pub(crate) struct InFlight(Arc<Load>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.0.gauge.decrement(1.0);
+    }
+}
+
+/// One upstream, shared by every worker.
+pub(crate) struct Member {
+    pub spec: UpstreamSpec,
+    load: Arc<Load>,
+    healthy: AtomicBool,
+    health_gauge: metrics::Gauge,
+    catalog: ArcSwap<Catalog>,
+    /// The last failure and when it happened (for `/-/upstreams`); only
+    /// written when something failed.
+    last_error: Mutex<Option<(String, SystemTime)>>,
+}
+
+impl Member {
+    pub(super) fn new(spec: UpstreamSpec) -> Self {
+        let n = spec.name.clone();
+        let catalog = Catalog {
+            known: spec.models.is_some(),
+            models: spec.models.iter().flatten().cloned().collect(),
+            ..Catalog::default()
+        };
+        let health_gauge = metrics::gauge!("augur_upstream_healthy", "upstream" => n.clone());
+        health_gauge.set(1.0);
+        Self {
+            load: Arc::new(Load {
+                in_flight: AtomicU64::new(0),
+                gauge: metrics::gauge!("augur_upstream_in_flight", "upstream" => n.clone()),
+                requests: metrics::counter!("augur_upstream_requests_total", "upstream" => n.clone()),
+                errors: metrics::counter!("augur_upstream_errors_total", "upstream" => n),
+            }),
+            healthy: AtomicBool::new(true),
+            health_gauge,
+            catalog: ArcSwap::from_pointee(catalog),
+            last_error: Mutex::new(None),
+            spec,
+        }
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Count a request sent to this upstream until the guard is dropped.
+    pub(super) fn start(&self) -> InFlight {
+        self.load.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.load.gauge.increment(1.0);
+        self.load.requests.increment(1);
+        InFlight(self.load.clone())
+    }
+
+    pub(super) fn in_flight(&self) -> u64 {
+        self.load.in_flight.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn healthy(&self) -> bool {
+        self.healthy.load(Ordering::Relaxed)
+    }
+
+    /// It answered: back in the rotation if it had left.
+    pub(super) fn answered(&self) {
+        // Read first: a write on every request would bounce the line
+        // between worker threads.
+        if self.healthy.load(Ordering::Relaxed) {
+            return;
+        }
+        if !self.healthy.swap(true, Ordering::Relaxed) {
+            self.health_gauge.set(1.0);
+            tracing::info!(upstream = self.name(), "upstream healthy again");
+        }
+    }
+
+    /// It could not be reached, reset the connection or answered 502/503:
+    /// out of the rotation until it answers again.
+    pub(super) fn failed(&self, error: &str) {
+        self.load.errors.increment(1);
+        if self.healthy.swap(false, Ordering::Relaxed) {
+            self.health_gauge.set(0.0);
+            tracing::warn!(upstream = self.name(), error, "upstream unhealthy");
+        }
+        if let Ok(mut last) = self.last_error.lock() {
+            *last = Some((error.to_string(), SystemTime::now()));
+        }
+    }
+
+    pub(super) fn last_error(&self) -> Option<(String, SystemTime)> {
+        self.last_error.lock().ok().and_then(|l| l.clone())
+    }
+
+    pub(super) fn catalog(&self) -> arc_swap::Guard<Arc<Catalog>> {
+        self.catalog.load()
+    }
+
+    /// Whether it has `model` (normalized).
+    pub(super) fn has(&self, model: &str) -> Has {
+        let catalog = self.catalog.load();
+        if !catalog.known {
+            Has::Maybe
+        } else if catalog.models.contains(model) {
+            Has::Yes
+        } else {
+            Has::No
+        }
+    }
+
+    /// Whether it has `model` (normalized) loaded.
+    pub(super) fn has_loaded(&self, model: &str) -> bool {
+        self.catalog.load().loaded.contains(model)
+    }
+
+    /// Its models, as `/api/tags` listed them (a static list wins).
+    pub(super) fn set_models(&self, models: HashSet<String>) {
+        if self.spec.models.is_some() {
+            return;
+        }
+        let current = self.catalog.load();
+        self.catalog.store(Arc::new(Catalog {
+            known: true,
+            models,
+            loaded: current.loaded.clone(),
+            models_at: Some(SystemTime::now()),
+            loaded_at: current.loaded_at,
+        }));
+    }
+
+    /// Its loaded models, as `/api/ps` listed them.
+    pub(super) fn set_loaded(&self, loaded: HashSet<String>) {
+        let current = self.catalog.load();
+        self.catalog.store(Arc::new(Catalog {
+            known: current.known,
+            models: current.models.clone(),
+            loaded,
+            models_at: current.models_at,
+            loaded_at: Some(SystemTime::now()),
+        }));
+    }
+}

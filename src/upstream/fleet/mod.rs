@@ -1,0 +1,226 @@
+//! Several upstreams: which one a request goes to, which ones are
+//! healthy, and what each has.
+//!
+//! ```text
+//! target = Model(name) | Any | First                 // from the route (surface)
+//! pinned = X-Augur-Upstream: <name>                  // 400 for a name not configured
+//! index  = pinned or pick::{for_model, any, first}   // see `pick`
+//! attempt on clients[index]                           // this worker's pool for it
+//! failed before any byte (refused, reset, 502)      → once more on another that has the model
+//! 503 (Ollama's "server busy")                      → each other one that has the model, then 503
+//! ```
+//!
+//! Every worker thread has its own clients (connection pools) and shares
+//! the rest: each upstream's health, load, models and metrics
+//! ([`member`]). With several upstreams a monitor ([`monitor`]) probes
+//! each one and reads its models; with one, nothing is chosen and nothing
+//! runs in the background: the request path costs a branch and the
+//! in-flight count.
+
+mod listing;
+mod member;
+mod monitor;
+pub(crate) mod pick;
+mod send;
+mod status;
+
+use std::sync::Arc;
+
+use http::{HeaderMap, HeaderName};
+use tokio::sync::Notify;
+
+use super::Upstream;
+use crate::{config::Config, error::ProxyError};
+
+pub use listing::Listing;
+pub(crate) use member::InFlight;
+use member::Member;
+
+/// Names the upstream a request must go to (its configured name).
+pub static X_AUGUR_UPSTREAM: HeaderName = HeaderName::from_static("x-augur-upstream");
+
+/// Where a request may go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A request naming a model (normalized). `prefer`: the upstream its
+    /// capabilities were looked up on, taken when it is healthy and has
+    /// the model.
+    Model { name: String, prefer: Option<usize> },
+    /// Any healthy upstream (`/`, `/api/version`, listings of one).
+    Any,
+    /// The first healthy upstream in the configured order (management
+    /// routes and paths augur does not know).
+    First,
+}
+
+/// The upstreams, as one worker reaches them.
+#[derive(Clone)]
+pub struct Fleet {
+    members: Arc<[Member]>,
+    clients: Arc<[Upstream]>,
+    /// Woken when a model-changing request ends: models are read again.
+    changed: Arc<Notify>,
+    /// How often the monitor probes, and reads models.
+    intervals: (std::time::Duration, std::time::Duration),
+}
+
+impl Fleet {
+    /// The configured upstreams, with clients for the current thread.
+    pub fn new(config: &Config) -> Result<Self, ProxyError> {
+        let members: Arc<[Member]> = config
+            .upstreams
+            .iter()
+            .cloned()
+            .map(Member::new)
+            .collect::<Vec<_>>()
+            .into();
+        Ok(Self {
+            clients: clients(config)?,
+            members,
+            changed: Arc::new(Notify::new()),
+            intervals: (config.health_interval, config.models_refresh),
+        })
+    }
+
+    /// The same upstreams with new clients, for a worker thread that runs
+    /// its own event loop.
+    pub fn for_worker(&self, config: &Config) -> Result<Self, ProxyError> {
+        Ok(Self {
+            clients: clients(config)?,
+            ..self.clone()
+        })
+    }
+
+    /// How many upstreams there are (at least one).
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Never: there is at least one upstream.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Whether requests need a choice at all.
+    pub fn is_single(&self) -> bool {
+        self.members.len() == 1
+    }
+
+    /// Upstream `i`'s name.
+    pub fn name(&self, i: usize) -> Option<&str> {
+        self.members.get(i).map(Member::name)
+    }
+
+    /// Upstream `i`'s client on this thread.
+    pub(crate) fn client(&self, i: usize) -> Option<&Upstream> {
+        self.clients.get(i)
+    }
+
+    /// Drop idle connections every few seconds, for every upstream, for as
+    /// long as the current runtime runs.
+    pub fn spawn_sweepers(&self) {
+        for client in self.clients.iter() {
+            client.spawn_sweeper();
+        }
+    }
+
+    /// A model changed on some upstream (pulled, created, copied, deleted
+    /// through augur): read every upstream's models again soon.
+    pub fn models_changed(&self) {
+        if !self.is_single() {
+            self.changed.notify_one();
+        }
+    }
+
+    /// The upstream a request with `headers` for `target` goes to first:
+    /// the one `X-Augur-Upstream` names, else the best for the target.
+    pub fn choose(&self, headers: &HeaderMap, target: &Target) -> Result<usize, ProxyError> {
+        if let Some(i) = self.pinned(headers)? {
+            return Ok(i);
+        }
+        Ok(self.pick(target, 0).unwrap_or(0))
+    }
+
+    /// The index `X-Augur-Upstream` names; a name not configured is 400.
+    fn pinned(&self, headers: &HeaderMap) -> Result<Option<usize>, ProxyError> {
+        let Some(value) = headers.get(&X_AUGUR_UPSTREAM) else {
+            return Ok(None);
+        };
+        let name = value.to_str().unwrap_or_default().trim();
+        self.members
+            .iter()
+            .position(|m| m.name() == name)
+            .map(Some)
+            .ok_or_else(|| {
+                let shown: String = String::from_utf8_lossy(value.as_bytes())
+                    .chars()
+                    .take(64)
+                    .collect();
+                ProxyError::BadRequest(format!("X-Augur-Upstream: no upstream is named {shown:?}"))
+            })
+    }
+
+    /// The best untried upstream for `target` (see [`pick`]). A model
+    /// nobody has goes to the first healthy upstream, which answers with
+    /// Ollama's own "not found".
+    fn pick(&self, target: &Target, tried: u64) -> Option<usize> {
+        if self.is_single() {
+            return (tried == 0).then_some(0);
+        }
+        match target {
+            Target::Model { name, prefer } => {
+                if let Some(p) = *prefer
+                    && tried & pick::bit(p) == 0
+                    && let Some(m) = self.members.get(p)
+                    && m.healthy()
+                    && m.has(name) != member::Has::No
+                {
+                    return Some(p);
+                }
+                let views = self.views(Some(name));
+                pick::for_model(&views, tried)
+                    .or_else(|| (tried == 0).then(|| pick::first(&views, 0)).flatten())
+            }
+            Target::Any => pick::any(&self.views(None), tried),
+            Target::First => pick::first(&self.views(None), tried),
+        }
+    }
+
+    /// What the choice needs to know of each upstream now.
+    fn views(&self, model: Option<&str>) -> Vec<pick::View> {
+        self.members
+            .iter()
+            .map(|m| pick::View {
+                healthy: m.healthy(),
+                has: model.map_or(member::Has::Yes, |name| m.has(name)),
+                loaded: model.is_some_and(|name| m.has_loaded(name)),
+                in_flight: m.in_flight(),
+                weight: m.spec.weight,
+            })
+            .collect()
+    }
+}
+
+/// One client per configured upstream, each with its own timeouts (the
+/// `[upstream]` table's unless it sets its own).
+fn clients(config: &Config) -> Result<Arc<[Upstream]>, ProxyError> {
+    let clients = config
+        .upstreams
+        .iter()
+        .map(|spec| {
+            Upstream::new(
+                spec.url.clone(),
+                spec.connect_timeout.unwrap_or(config.connect_timeout),
+                spec.first_byte_timeout.unwrap_or(config.first_byte_timeout),
+                spec.idle_timeout.unwrap_or(config.idle_timeout),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if clients.is_empty() {
+        return Err(ProxyError::Internal("no upstream is configured".into()));
+    }
+    Ok(clients.into())
+}
+
+#[cfg(test)]
+mod tests;

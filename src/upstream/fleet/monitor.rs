@@ -1,0 +1,163 @@
+//! Active health and model discovery.
+//!
+//! With several upstreams, a task probes each one every
+//! `health_interval` (`GET /api/version`) and reads the models it has
+//! loaded (`GET /api/ps`); every `models_refresh`, and soon after a model
+//! changed through augur, it reads the models it has (`GET /api/tags`).
+//! Every call is bounded (2 s, a bounded answer) and all upstreams are
+//! asked at once. An upstream that fails a probe leaves the rotation; one
+//! that answers comes back. `/-/ready` and `/-/upstreams` run the same
+//! probes on demand.
+
+use std::{collections::HashSet, time::Duration};
+
+use axum::body::Body;
+use http::Request;
+use http_body_util::{BodyExt, Limited};
+use serde_json::Value;
+use tokio::{sync::watch, task::JoinHandle, time::Instant};
+
+use super::{Fleet, member::Member};
+use crate::upstream::Upstream;
+
+/// Longest wait for one probe or listing.
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Largest listing read.
+const LIST_LIMIT: usize = 8 * 1024 * 1024;
+/// Most model names kept per upstream.
+const MAX_NAMES: usize = 10_000;
+
+impl Fleet {
+    /// Probe every upstream now, all at once; records each one's health.
+    pub async fn probe_all(&self) -> Vec<Result<(), String>> {
+        let probes =
+            self.members
+                .iter()
+                .zip(self.clients.iter())
+                .map(|(member, client)| async move {
+                    let outcome = probe(client).await;
+                    record(member, &outcome);
+                    outcome
+                });
+        futures_util::future::join_all(probes).await
+    }
+
+    /// Probe every upstream and read the models it has loaded, and, when
+    /// `models`, the models it has.
+    pub async fn refresh(&self, models: bool) {
+        let rounds = self
+            .members
+            .iter()
+            .zip(self.clients.iter())
+            .map(|(member, client)| refresh_one(member, client, models));
+        futures_util::future::join_all(rounds).await;
+    }
+
+    /// Keep every upstream's health and models current until `shutdown`;
+    /// nothing to do (`None`) with a single upstream.
+    pub fn spawn_monitor(&self, mut shutdown: watch::Receiver<bool>) -> Option<JoinHandle<()>> {
+        if self.is_single() {
+            return None;
+        }
+        let fleet = self.clone();
+        let (every, models_every) = self.intervals;
+        Some(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut models_at: Option<Instant> = None;
+            loop {
+                let changed = tokio::select! {
+                    _ = tick.tick() => false,
+                    () = fleet.changed.notified() => true,
+                    _ = shutdown.changed() => return,
+                };
+                let due = changed || models_at.is_none_or(|t| t.elapsed() >= models_every);
+                tokio::select! {
+                    () = fleet.refresh(due) => {}
+                    _ = shutdown.changed() => return,
+                }
+                if due {
+                    models_at = Some(Instant::now());
+                }
+            }
+        }))
+    }
+}
+
+async fn refresh_one(member: &Member, client: &Upstream, models: bool) {
+    let outcome = probe(client).await;
+    record(member, &outcome);
+    if outcome.is_err() {
+        return;
+    }
+    match get_json(client, "/api/ps").await {
+        Ok(listing) => member.set_loaded(names(&listing)),
+        Err(e) => {
+            tracing::debug!(upstream = member.name(), error = %e, "reading loaded models failed")
+        }
+    }
+    if models {
+        match get_json(client, "/api/tags").await {
+            Ok(listing) => member.set_models(names(&listing)),
+            Err(e) => {
+                tracing::debug!(upstream = member.name(), error = %e, "reading models failed")
+            }
+        }
+    }
+}
+
+fn record(member: &Member, outcome: &Result<(), String>) {
+    match outcome {
+        Ok(()) => member.answered(),
+        Err(e) => member.failed(e),
+    }
+}
+
+/// `GET /api/version` answered with a success.
+async fn probe(client: &Upstream) -> Result<(), String> {
+    get_json(client, "/api/version").await.map(|_| ())
+}
+
+/// `GET path`, its JSON answer (bounded in time and size).
+async fn get_json(client: &Upstream, path: &str) -> Result<Value, String> {
+    let call = async {
+        let req = Request::get(path)
+            .body(Body::empty())
+            .map_err(|e| e.to_string())?;
+        let response = client
+            .call(req, None, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("{path} answered {status}"));
+        }
+        let bytes = Limited::new(response.into_body(), LIST_LIMIT)
+            .collect()
+            .await
+            .map_err(|e| format!("{path}: {e}"))?
+            .to_bytes();
+        serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))
+    };
+    tokio::time::timeout(PROBE_TIMEOUT, call)
+        .await
+        .map_err(|_| format!("{path} did not answer within {} s", PROBE_TIMEOUT.as_secs()))?
+}
+
+/// The normalized names of a `/api/tags` or `/api/ps` listing (`name`
+/// and `model` of each entry).
+pub(super) fn names(listing: &Value) -> HashSet<String> {
+    listing
+        .get("models")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(MAX_NAMES)
+        .flat_map(|entry| {
+            ["name", "model"]
+                .into_iter()
+                .filter_map(|k| entry.get(k).and_then(Value::as_str))
+        })
+        .map(crate::wire::normalize_model_name)
+        .collect()
+}

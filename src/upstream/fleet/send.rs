@@ -1,0 +1,221 @@
+//! Sending a request through the fleet: to the chosen upstream, and on to
+//! another one while nothing has reached the client.
+//!
+//! A request that failed before any byte reached the client (connection
+//! refused, reset before the answer, a 502) is sent once more, to another
+//! upstream that has the model; a 503 (Ollama's "server busy") goes to each
+//! other upstream that has the model before the last 503 is answered. An
+//! answer that has begun is never repeated. Sending again needs the
+//! request's body: the caller hands it over when it holds it (`replay`);
+//! otherwise only a request that never left augur is sent again.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
+
+use super::{Fleet, Target, X_AUGUR_UPSTREAM, pick};
+use crate::{
+    error::{Flavor, ProxyError},
+    telemetry::Timing,
+    upstream::{ClientInfo, Failure, Mode},
+};
+
+/// Most failures (refused, reset, 502) one request goes through: the
+/// first attempt and one more.
+const MAX_FAILURES: u32 = 2;
+
+/// What is needed to send a request again: its head as it came, and its
+/// body when the caller held it.
+struct Template {
+    method: Method,
+    uri: Uri,
+    version: Version,
+    headers: HeaderMap,
+    flavor: Option<Flavor>,
+    body: Option<Bytes>,
+}
+
+impl Template {
+    fn of(req: &Request<Body>, body: Option<Bytes>) -> Self {
+        Self {
+            method: req.method().clone(),
+            uri: req.uri().clone(),
+            version: req.version(),
+            headers: req.headers().clone(),
+            flavor: req.extensions().get::<Flavor>().copied(),
+            body,
+        }
+    }
+
+    /// A new copy of the request, when its body is held.
+    fn build(&self) -> Option<Request<Body>> {
+        let body = self.body.clone()?;
+        Some(self.restore(Request::new(Body::from(body))))
+    }
+
+    /// `req` with the head it came with (an attempt rewrote its target and
+    /// headers for its upstream).
+    fn restore(&self, mut req: Request<Body>) -> Request<Body> {
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = self.uri.clone();
+        *req.version_mut() = self.version;
+        *req.headers_mut() = self.headers.clone();
+        if let Some(flavor) = self.flavor {
+            req.extensions_mut().insert(flavor);
+        }
+        req
+    }
+}
+
+impl Fleet {
+    /// Forward a client's request (see [`crate::upstream::Upstream::forward`]).
+    pub async fn forward(
+        &self,
+        req: Request<Body>,
+        target: &Target,
+        replay: Option<Bytes>,
+        client: Option<ClientInfo>,
+        timing: Option<Arc<Timing>>,
+    ) -> Result<Response<Body>, ProxyError> {
+        self.send(req, target, replay, client, timing, Mode::Forward)
+            .await
+    }
+
+    /// Send augur's own request (see [`crate::upstream::Upstream::call`]).
+    pub async fn call(
+        &self,
+        req: Request<Body>,
+        target: &Target,
+        replay: Option<Bytes>,
+        client: Option<ClientInfo>,
+        timing: Option<Arc<Timing>>,
+    ) -> Result<Response<Body>, ProxyError> {
+        self.send(req, target, replay, client, timing, Mode::Call)
+            .await
+    }
+
+    async fn send(
+        &self,
+        mut req: Request<Body>,
+        target: &Target,
+        replay: Option<Bytes>,
+        client: Option<ClientInfo>,
+        timing: Option<Arc<Timing>>,
+        mode: Mode,
+    ) -> Result<Response<Body>, ProxyError> {
+        let pinned = if req.headers().contains_key(&X_AUGUR_UPSTREAM) {
+            let pinned = self.pinned(req.headers())?;
+            req.headers_mut().remove(&X_AUGUR_UPSTREAM);
+            pinned
+        } else {
+            None
+        };
+        if self.is_single() {
+            return self.once(0, req, client, timing, mode).await;
+        }
+        if let Some(i) = pinned {
+            return self.once(i, req, client, timing, mode).await;
+        }
+        let template = Template::of(&req, replay);
+        let mut next = Some(req);
+        let mut tried = 0u64;
+        let mut failures = 0u32;
+        let mut last: Option<Result<Response<Body>, ProxyError>> = None;
+        while let Some(i) = self.pick(target, tried) {
+            let Some(req) = next.take().or_else(|| template.build()) else {
+                break;
+            };
+            let (Some(member), Some(upstream)) = (self.members.get(i), self.clients.get(i)) else {
+                break;
+            };
+            if tried != 0 {
+                tracing::info!(upstream = member.name(), "sending to another upstream");
+                metrics::counter!("augur_upstream_failovers_total").increment(1);
+            }
+            tried |= pick::bit(i);
+            let attempt = upstream.attempt(
+                req,
+                client.clone(),
+                timing.clone(),
+                mode,
+                Some(member.start()),
+            );
+            match attempt.await {
+                Ok(response) => {
+                    let status = response.status();
+                    if !is_failed(status) {
+                        member.answered();
+                        return Ok(response);
+                    }
+                    member.failed(&format!("answered {status}"));
+                    if status == StatusCode::BAD_GATEWAY {
+                        failures += 1;
+                    }
+                    last = Some(Ok(response));
+                }
+                Err(Failure {
+                    error,
+                    retryable,
+                    unsent,
+                }) => {
+                    if !retryable {
+                        return Err(error);
+                    }
+                    member.failed(&error.to_string());
+                    failures += 1;
+                    next = unsent.map(|r| template.restore(r));
+                    last = Some(Err(error));
+                }
+            }
+            if failures >= MAX_FAILURES {
+                break;
+            }
+        }
+        last.unwrap_or_else(|| {
+            Err(ProxyError::UpstreamUnavailable(
+                "no upstream could take the request".into(),
+            ))
+        })
+    }
+
+    /// Send to upstream `i` only.
+    async fn once(
+        &self,
+        i: usize,
+        req: Request<Body>,
+        client: Option<ClientInfo>,
+        timing: Option<Arc<Timing>>,
+        mode: Mode,
+    ) -> Result<Response<Body>, ProxyError> {
+        let (Some(member), Some(upstream)) = (self.members.get(i), self.clients.get(i)) else {
+            return Err(ProxyError::Internal(format!("no upstream {i}")));
+        };
+        match upstream
+            .attempt(req, client, timing, mode, Some(member.start()))
+            .await
+        {
+            Ok(response) => {
+                if is_failed(response.status()) {
+                    member.failed(&format!("answered {}", response.status()));
+                } else {
+                    member.answered();
+                }
+                Ok(response)
+            }
+            Err(f) => {
+                if f.retryable {
+                    member.failed(&f.error.to_string());
+                }
+                Err(f.error)
+            }
+        }
+    }
+}
+
+/// An answer that says the upstream cannot serve now: 502 (a proxy in
+/// front of a dead Ollama) or 503 (Ollama's queue is full).
+fn is_failed(status: StatusCode) -> bool {
+    status == StatusCode::BAD_GATEWAY || status == StatusCode::SERVICE_UNAVAILABLE
+}

@@ -1,0 +1,261 @@
+//! Limits shared through Redis by two augur processes (the real binary) in
+//! front of one fake Ollama: a request limit and a token budget hold across
+//! both replicas, a restarted replica finds the counters where they were,
+//! and a store that goes away gets the policy's `on_store_error` behaviour
+//! (fast, shown by readiness and metrics) until it comes back.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::{
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use common::{
+    client,
+    live::{bounded, sha256_hex},
+    process::{Process, Start},
+    redis_server::Redis,
+    write_policy,
+};
+use fake_ollama::FakeOllama;
+use serde_json::json;
+
+/// One augur process using `redis` for its limits, with the policies in
+/// `policies`.
+async fn replica(fake: &FakeOllama, redis: &Redis, policies: &Path) -> Process {
+    let config = format!(
+        "[limits]\nstore = \"{}\"\nstore_timeout_ms = 100\nkey_prefix = \"it\"\n",
+        redis.url()
+    );
+    Process::start(Start {
+        upstream: &fake.url(),
+        policies: Some(policies),
+        config: Some(&config),
+        ..Start::default()
+    })
+    .await
+}
+
+/// A non-streaming chat through `augur`; the status, and the response.
+async fn chat(augur: &Process, key: Option<&str>) -> reqwest::Response {
+    let mut req = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(&json!({
+            "model": "llama3.2", "stream": false,
+            "messages": [{"role": "user", "content": "hi"}]
+        }));
+    if let Some(key) = key {
+        req = req.bearer_auth(key);
+    }
+    tokio::time::timeout(Duration::from_secs(5), req.send())
+        .await
+        .expect("a request hung")
+        .unwrap()
+}
+
+fn header(r: &reqwest::Response, name: &str) -> u64 {
+    r.headers()[name].to_str().unwrap().parse().unwrap()
+}
+
+async fn get_text(url: String) -> (u16, String) {
+    let r = client().get(url).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// A metric's value in `augur`'s `/metrics` (0 when absent).
+async fn metric(augur: &Process, name: &str) -> f64 {
+    let (_, text) = get_text(format!("{}/metrics", augur.admin)).await;
+    text.lines()
+        .filter(|l| l.starts_with(name) && !l.starts_with('#'))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Poll `cond` every 50 ms for up to `secs`.
+async fn eventually<F: std::future::Future<Output = bool>>(
+    what: &str,
+    secs: u64,
+    mut cond: impl FnMut() -> F,
+) {
+    let start = Instant::now();
+    while !cond().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "not within {secs} s: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn ten_a_minute_hold_across_two_replicas_and_a_restart() {
+    bounded(90, async {
+        let redis = Redis::start().await;
+        let fake = FakeOllama::builder().start().await;
+        let policies = tempfile::tempdir().unwrap();
+        write_policy(
+            policies.path(),
+            "10-limits.yaml",
+            "defaults:\n  rate_limit: {requests_per_minute: 10}\n",
+        );
+        let a = replica(&fake, &redis, policies.path()).await;
+        let b = replica(&fake, &redis, policies.path()).await;
+
+        // Six requests alternate between the replicas: one count.
+        for i in 0..6u64 {
+            let augur = if i % 2 == 0 { &a } else { &b };
+            let r = chat(augur, None).await;
+            assert_eq!(r.status(), 200, "request {i}");
+            assert_eq!(header(&r, "ratelimit-limit"), 10);
+            assert_eq!(header(&r, "ratelimit-remaining"), 9 - i);
+        }
+        // A restarted replica finds the counters where they were.
+        drop(a);
+        let a = replica(&fake, &redis, policies.path()).await;
+        for i in 6..10u64 {
+            let augur = if i % 2 == 0 { &a } else { &b };
+            let r = chat(augur, None).await;
+            assert_eq!(r.status(), 200, "request {i}");
+            assert_eq!(header(&r, "ratelimit-remaining"), 9 - i);
+        }
+        // The 11th is refused whichever replica gets it.
+        for augur in [&a, &b] {
+            let r = chat(augur, None).await;
+            assert_eq!(r.status(), 429);
+            let retry = header(&r, "retry-after");
+            assert!((1..=6).contains(&retry), "one request every 6 s: {retry}");
+            assert_eq!(header(&r, "ratelimit-remaining"), 0);
+        }
+        assert_eq!(fake.requests("/api/chat"), 10);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_token_budget_is_spent_on_either_replica() {
+    bounded(60, async {
+        let redis = Redis::start().await;
+        let fake = FakeOllama::builder().start().await;
+        let policies = tempfile::tempdir().unwrap();
+        let policy = format!(
+            "auth:\n  keys:\n    - {{id: team, key_sha256: {}, rate_limit: {{tokens_per_minute: 30}}}}\n",
+            sha256_hex("team-secret")
+        );
+        write_policy(policies.path(), "10-limits.yaml", &policy);
+        let a = replica(&fake, &redis, policies.path()).await;
+        let b = replica(&fake, &redis, policies.path()).await;
+
+        // Each answer reports 22 tokens: one on each replica spends 44 of 30.
+        for augur in [&a, &b] {
+            let r = chat(augur, Some("team-secret")).await;
+            assert_eq!(r.status(), 200);
+            let body: serde_json::Value = r.json().await.unwrap();
+            let tokens = body["prompt_eval_count"].as_u64().unwrap()
+                + body["eval_count"].as_u64().unwrap();
+            assert!((16..30).contains(&tokens), "{body}");
+            // The charge follows the answer.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        for augur in [&a, &b] {
+            let r = chat(augur, Some("team-secret")).await;
+            assert_eq!(r.status(), 429);
+            let retry = header(&r, "retry-after");
+            // At least 14 in debt at half a token a second.
+            assert!((28..=62).contains(&retry), "{retry}");
+        }
+        // Another principal has its own budget (none here).
+        assert_eq!(chat(&a, None).await.status(), 200);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_store_outage_gets_on_store_error_and_never_hangs() {
+    bounded(120, async {
+        let mut redis = Redis::start().await;
+        let fake = FakeOllama::builder().start().await;
+        let policies = tempfile::tempdir().unwrap();
+        let limited = "defaults:\n  rate_limit: {requests_per_minute: 2}\n";
+        write_policy(policies.path(), "10-limits.yaml", limited);
+        let a = replica(&fake, &redis, policies.path()).await;
+        let b = replica(&fake, &redis, policies.path()).await;
+        let (status, ready) = get_text(format!("{}/-/ready", a.admin)).await;
+        assert_eq!(status, 200);
+        assert!(
+            ready.contains(&format!("limit store 127.0.0.1:{}: up", redis.port)),
+            "{ready}"
+        );
+        assert_eq!(metric(&a, "augur_limit_store_up").await, 1.0);
+
+        redis.stop().await;
+        // allow (the default): admitted without limits, at once.
+        for augur in [&a, &b, &a, &b, &a] {
+            let started = Instant::now();
+            let r = chat(augur, None).await;
+            assert_eq!(r.status(), 200);
+            assert!(r.headers().get("ratelimit-limit").is_none());
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                started.elapsed()
+            );
+        }
+        for augur in [&a, &b] {
+            eventually("readiness shows the store down", 5, || async {
+                let (status, ready) = get_text(format!("{}/-/ready", augur.admin)).await;
+                assert_eq!(status, 200, "the proxy stays in service");
+                ready.contains(": down (")
+            })
+            .await;
+            assert_eq!(metric(augur, "augur_limit_store_up").await, 0.0);
+            assert!(metric(augur, "augur_limit_store_errors_total").await >= 1.0);
+        }
+
+        // deny: 503 with Retry-After, at once, on both replicas.
+        write_policy(
+            policies.path(),
+            "10-limits.yaml",
+            &format!("{limited}limits:\n  on_store_error: deny\n"),
+        );
+        for augur in [&a, &b] {
+            eventually("the deny policy is active", 10, || async {
+                chat(augur, None).await.status() == 503
+            })
+            .await;
+            let started = Instant::now();
+            let r = chat(augur, None).await;
+            assert_eq!(r.status(), 503);
+            assert_eq!(header(&r, "retry-after"), 1);
+            assert!(started.elapsed() < Duration::from_secs(1));
+            let body: serde_json::Value = r.json().await.unwrap();
+            assert!(
+                body["error"].as_str().unwrap().contains("unavailable"),
+                "{body}"
+            );
+        }
+
+        // The store is back: both replicas reconnect and share it again.
+        redis.restart().await;
+        for augur in [&a, &b] {
+            eventually("reconnected", 15, || async {
+                let (_, ready) = get_text(format!("{}/-/ready", augur.admin)).await;
+                ready.contains(": up")
+            })
+            .await;
+        }
+        // Each worker thread reconnects on its own, within its backoff
+        // (at most 2.5 s).
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        for augur in [&a, &b] {
+            assert_eq!(metric(augur, "augur_limit_store_up").await, 1.0);
+        }
+        assert_eq!(chat(&a, None).await.status(), 200);
+        assert_eq!(chat(&b, None).await.status(), 200);
+        assert_eq!(chat(&a, None).await.status(), 429);
+        assert_eq!(chat(&b, None).await.status(), 429);
+    })
+    .await;
+}
