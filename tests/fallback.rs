@@ -227,3 +227,31 @@ async fn a_streamed_tool_call_falls_back_before_anything_was_sent() {
         (3, 1)
     );
 }
+
+#[tokio::test]
+async fn in_text_mode_the_fallback_models_grammar_attempt_goes_to_it() {
+    // Unquoted, `Paris` is no literal: the answer cannot be read.
+    let unreadable = "[get_weather(city=Paris)]";
+    let good = r#"{"tool_call":{"name":"get_weather","arguments":{"city":"Paris"}}}"#;
+    // Each model: a text-mode answer, then the grammar-mode attempt's.
+    let small = scripted("small", &[unreadable, unreadable]).await;
+    let big = scripted("big", &[unreadable, good]).await;
+    let policy = "models:\n  small: {fallback: {models: [big]}, tools: {mode: text}}\n";
+    let augur = augur_for(&small, &big, policy).await;
+    let body = json!({"model": "small", "stream": false,
+        "messages": [{"role": "user", "content": "weather in Paris?"}],
+        "tools": [common::tool_turns::weather_tool()]});
+    let r = post(&augur, "/api/chat", &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-model"), Some("big"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        v["message"]["tool_calls"][0]["function"]["arguments"],
+        json!({"city": "Paris"}),
+        "{v}"
+    );
+    assert_eq!(big.requests("/api/chat"), 2);
+    let sent = big.last_json("/api/chat").unwrap();
+    assert_eq!(sent["model"], "big", "{sent}");
+    assert!(sent.get("format").is_some(), "grammar mode: {sent}");
+}

@@ -1,4 +1,4 @@
-"""Tool-call quality benchmark: the cases against gemma3 270M, three ways.
+"""Tool-call quality benchmark: the cases against gemma3 270M, four ways.
 
 Rows (each starts on a freshly started llama-server, since answers at
 temperature 0 still depend on the server's earlier requests):
@@ -13,6 +13,14 @@ temperature 0 still depend on the server's earlier requests):
          whole file is rejected; GET /-/policies shows why) and left out; the
          keys applied are printed under the tables.
   augur  augur with its default policies (empty policies directory).
+  augur-text
+         augur in text mode (policy tools.mode: text): no `format`; the model
+         writes calls as a Python list, as Gemma 3's own function-calling
+         prompt asks, and augur parses them (an answer it cannot read is
+         asked again in grammar mode). Against the augur row, it measures
+         text mode against grammar mode.
+
+Rows other than a and augur are configured by a policy file (ROW_POLICIES).
 
 Every request goes through the official `ollama` client with
 options {"temperature": 0, "seed": 42, "num_predict": 512}: without a
@@ -59,9 +67,16 @@ ROWS = {
     "a": "(ref-a) plain envelope direct",
     "b": "(ref-b) augur, no repair/retry/loop-breaking",
     "augur": "augur (default policies)",
+    "augur-text": "augur, text mode (tools.mode: text)",
 }
 REF_B_POLICY = {"validate": {"repair": False, "max_retries": 0},
                 "tools": {"loop_breaker": False, "drop_ungrounded": False}}
+# The `defaults:` block of each row's policy file, and its name in notes.
+ROW_POLICIES = {
+    "b": ("ref-b", REF_B_POLICY),
+    "augur-text": ("augur-text", {"tools": {"mode": "text"}}),
+}
+DEFAULT_ROWS = "a,b,augur,augur-text"
 OPTIONS = {"temperature": 0, "seed": 42}
 NUM_PREDICT = 512
 
@@ -449,10 +464,11 @@ class Run:
             else:
                 augur = Augur(self.args.augur_bin, self.upstream.url, self.log_dir, f"augur-{key}")
                 host = augur.url
-                if key == "b":
-                    res = augur.apply_policy(REF_B_POLICY)
-                    note = "ref-b policy applied: " + (", ".join(
-                        f"{k}={json.dumps(v)}" for k, v in _flatten(REF_B_POLICY) if k in res["applied"]) or "none")
+                if key in ROW_POLICIES:
+                    name, policy = ROW_POLICIES[key]
+                    res = augur.apply_policy(policy)
+                    note = f"{name} policy applied: " + (", ".join(
+                        f"{k}={json.dumps(v)}" for k, v in _flatten(policy) if k in res["applied"]) or "none")
                     if res["rejected"]:
                         note += "; not accepted by this augur (left out): " + ", ".join(res["rejected"])
                         first = next(iter(res["rejected"].values()))
@@ -503,7 +519,8 @@ class Run:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="bench/toolcalls/run", description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", default="a,b,augur", help="comma list of a, b, augur (default: all)")
+    p.add_argument("--rows", default=DEFAULT_ROWS,
+                   help=f"comma list of {', '.join(ROWS)} (default: all)")
     p.add_argument("--cases", type=int, metavar="N", help="only N cases, taken in turn from each category")
     p.add_argument("--category", help="only these categories (comma list): " + ", ".join(checker.CATEGORIES))
     p.add_argument("--augur-bin", type=Path, default=ROOT / "target" / "release" / "augur")

@@ -34,6 +34,10 @@ CASES = [
     reply_case("undeclared", "pick_one", '{"tool_call":{"name":"get_forecast","arguments":{"city":"Lyon"}}}', LYON),
     reply_case("answer", "no_call", '{"response":"Paris is the capital of France."}',
                {"answer": True, "mentions": ["Paris"]}),
+    # Calls written as text, for the text-mode row: a Python list, and one
+    # whose argument is a name, not a literal.
+    reply_case("python", "pick_one", '[get_weather(city="Lyon")]', LYON),
+    reply_case("unreadable", "pick_one", "[get_weather(city=Lyon)]", LYON),
 ]
 
 
@@ -99,8 +103,8 @@ def test_tables_are_printed(run):
         assert heading in stdout
     overall = stdout[stdout.index("#### overall"):]
     for label in ("(ref-a) plain envelope direct", "(ref-b) augur, no repair/retry/loop-breaking",
-                  "augur (default policies)"):
-        assert f"| {label} | 4 |" in overall
+                  "augur (default policies)", "augur, text mode (tools.mode: text)"):
+        assert f"| {label} | {len(CASES)} |" in overall
     assert "total run time:" in stdout
 
 
@@ -128,6 +132,25 @@ def test_scores_per_row(run, row):
         assert all(c["upstream_calls"] == 1 for c in cases.values())
     else:
         assert bad["status_422"], cases["undeclared"]
+
+
+def test_text_mode_row_reads_calls_written_as_text(run):
+    stdout, results = run
+    note = next(n for n in results["notes"] if n.startswith("augur-text policy applied"))
+    assert note == 'augur-text policy applied: tools.mode="text"', note
+    text, grammar = by_id(results, "augur-text"), by_id(results, "augur")
+    python = text["python"]
+    assert python["score"]["exact_args"] and python["upstream_calls"] == 1, python
+    # Grammar mode cannot read it: not JSON, retried, then 422.
+    assert not grammar["python"]["score"]["well_formed"]
+    assert grammar["python"]["upstream_calls"] == 2
+    # Text mode asks again in grammar mode; the echo is no JSON either.
+    unreadable = text["unreadable"]
+    assert unreadable["upstream_calls"] == 2 and unreadable["score"]["status_422"], unreadable
+    # An envelope JSON reply is no call in text mode: it is the answer.
+    exact = text["exact"]
+    assert exact["upstream_calls"] == 1 and not exact["calls"], exact
+    assert exact["content"].startswith('{"tool_call"'), exact
 
 
 def test_upstream_calls_come_from_augurs_metrics(run):

@@ -9,11 +9,13 @@ use serde_json::{Map, Value, json};
 use crate::{
     error::{ProxyError, UpstreamKind},
     policy::ValidatePolicy,
-    tools::{ModelOutput, ToolCall, ToolSet},
+    tools::{ToolCall, ToolSet},
     validate::{Validators, Violation},
 };
 
 use super::{call::CallCtx, checks, plan::Route, retry::Retry};
+
+pub use super::interpret::interpret;
 
 /// What the model's text is expected to be.
 #[derive(Clone)]
@@ -24,13 +26,15 @@ pub enum Expect {
     Schema(Value),
     /// The tool envelope: calls to declared tools, or an answer; with
     /// `think`, as the answer of the emulated-thinking object. `screen`
-    /// judges the calls against the conversation.
+    /// judges the calls against the conversation. With `text`, calls
+    /// written as text instead ([`super::text_mode`]).
     Tools {
         set: ToolSet,
         answer_schema: Option<Value>,
         json_answer: bool,
         think: bool,
         screen: std::sync::Arc<super::call_screen::CallScreen>,
+        text: Option<super::text_mode::TextMode>,
     },
     /// `{"reasoning": "...", "answer": ...}` for emulated thinking.
     Think {
@@ -52,6 +56,9 @@ pub struct Interp {
     /// Some of the answer could not be checked against the client's schema
     /// (reported, never taken as valid).
     pub unchecked: bool,
+    /// Text mode: the answer could not be read as calls the request
+    /// allows, so a grammar-mode attempt may follow.
+    pub unparsed: bool,
 }
 
 /// The final result of the attempts.
@@ -71,168 +78,6 @@ pub fn answer_text(route: Route, response: &Value) -> String {
         Route::Generate => response.get("response"),
     };
     v.and_then(Value::as_str).unwrap_or_default().to_string()
-}
-
-/// Interpret a model's text under `expect`.
-pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: bool) -> Interp {
-    match expect {
-        Expect::Text => Interp {
-            content: text.to_string(),
-            ..Interp::default()
-        },
-        Expect::Json | Expect::Schema(_) => {
-            let schema = match expect {
-                Expect::Schema(s) => Some(s),
-                _ => None,
-            };
-            let parsed = checks::parse(text, schema, validators, repair);
-            let content = match (&parsed.value, parsed.repairs.is_empty()) {
-                (Some(v), false) => v.to_string(),
-                _ => text.to_string(),
-            };
-            Interp {
-                content,
-                violations: parsed.violations,
-                repairs: parsed.repairs,
-                unchecked: parsed.unchecked.is_some(),
-                ..Interp::default()
-            }
-        }
-        Expect::Tools {
-            set,
-            answer_schema,
-            json_answer,
-            think,
-            screen,
-        } => {
-            let (thinking, envelope) = match think.then(|| split_thinking(text, repair, validators))
-            {
-                Some(Some((thinking, envelope))) => (Some(thinking), envelope),
-                _ => (None, text.to_string()),
-            };
-            let mut interp = interpret_tools(
-                &envelope,
-                set,
-                screen,
-                answer_schema.as_ref(),
-                *json_answer,
-                validators,
-                repair,
-            );
-            interp.thinking = thinking;
-            interp
-        }
-        Expect::Think {
-            answer_schema,
-            json_answer,
-        } => {
-            let answer = answer_schema
-                .clone()
-                .or_else(|| json_answer.then(|| json!({"type": "object"})));
-            let schema = crate::format::think::validation_schema(answer.as_ref());
-            let parsed = checks::parse(text, Some(&schema), validators, repair);
-            let mut interp = Interp {
-                content: text.to_string(),
-                violations: parsed.violations,
-                repairs: parsed.repairs,
-                unchecked: parsed.unchecked.is_some(),
-                ..Interp::default()
-            };
-            if let Some((thinking, answer)) = parsed
-                .value
-                .as_ref()
-                .and_then(crate::format::think::split_think)
-            {
-                interp.thinking = Some(thinking);
-                interp.content = match answer {
-                    Value::String(s) if answer_schema.is_none() && !json_answer => s,
-                    other => other.to_string(),
-                };
-            }
-            interp
-        }
-    }
-}
-
-/// The thinking and the answer's text of an emulated-thinking object.
-fn split_thinking(text: &str, repair: bool, validators: &Validators) -> Option<(String, String)> {
-    let value = match serde_json::from_str::<Value>(text.trim()) {
-        Ok(v) => v,
-        Err(_) if repair => crate::validate::parse_and_repair(text, None, validators, true).value?,
-        Err(_) => return None,
-    };
-    let (thinking, answer) = crate::format::think::split_think(&value)?;
-    Some((thinking, answer.to_string()))
-}
-
-fn interpret_tools(
-    text: &str,
-    set: &ToolSet,
-    screen: &super::call_screen::CallScreen,
-    answer_schema: Option<&Value>,
-    json_answer: bool,
-    validators: &Validators,
-    repair: bool,
-) -> Interp {
-    let mut interp = Interp::default();
-    let output = match crate::tools::parse_output(text, set) {
-        Ok(output) => output,
-        Err(e) => {
-            let salvaged = if repair {
-                checks::salvage_calls(text, set)
-            } else {
-                Vec::new()
-            };
-            if salvaged.is_empty() {
-                interp.violations.push(Violation {
-                    pointer: String::new(),
-                    message: e.to_string(),
-                });
-                interp.content = text.to_string();
-                return interp;
-            }
-            interp.repairs.push("closed_truncated".to_string());
-            ModelOutput::Calls(salvaged)
-        }
-    };
-    match output {
-        ModelOutput::Calls(calls) => {
-            for mut call in checks::dedupe(calls) {
-                interp.unchecked |= set.get(&call.name).is_some_and(|t| !t.exact());
-                let mut violations = checks::check_call(set, &call);
-                if !violations.is_empty() && repair {
-                    let mut candidate = call.clone();
-                    let repaired = checks::repair_call(set, &mut candidate);
-                    let after = checks::check_call(set, &candidate);
-                    if after.len() < violations.len() {
-                        interp.repairs.extend(repaired);
-                        violations = after;
-                        call = candidate;
-                    }
-                }
-                violations.extend(screen.violations(set, &call));
-                for v in violations {
-                    interp.violations.push(Violation {
-                        pointer: format!("{}{}", call.name, v.pointer),
-                        message: v.message,
-                    });
-                }
-                interp.calls.push(call);
-            }
-        }
-        ModelOutput::Answer(answer) => {
-            if let Some(schema) = answer_schema {
-                let checked = validators.validate(schema, &answer);
-                interp.violations = checked.violations;
-                interp.unchecked = checked.unchecked.is_some();
-            }
-            interp.content = match answer {
-                Value::String(s) if answer_schema.is_none() && !json_answer => s,
-                other => other.to_string(),
-            };
-        }
-    }
-    interp
 }
 
 /// Whether the upstream's grammar converter rejected the schema.
@@ -271,13 +116,20 @@ pub async fn complete(
     body.insert("stream".into(), Value::Bool(false));
     let max_attempts = if vp.enabled { 1 + vp.max_retries } else { 1 };
     let mut retry = Retry::new(route, body);
+    retry.set_text_mode(matches!(expect, Expect::Tools { text: Some(_), .. }));
+    // Text mode, after an answer that could not be read: grammar mode.
+    let mut grammar: Option<Expect> = None;
     let mut attempts = 0u32;
     if let Some(seed) = seed.filter(|_| max_attempts > 1) {
         let interp = interpret(&seed.text, expect, validators, vp.repair);
         if seed.truncated || !interp.violations.is_empty() {
             attempts = 1;
-            let cause = retry.after(&seed.text, &interp.violations, seed.truncated);
-            metrics::counter!("augur_retries_total", "cause" => cause.as_str()).increment(1);
+            let failed = Failed {
+                text: &seed.text,
+                interp: &interp,
+                truncated: seed.truncated,
+            };
+            plan_next(&mut retry, &mut grammar, expect, route, failed);
         }
     }
     let mut degrades = 0u32;
@@ -297,11 +149,12 @@ pub async fn complete(
             Err(e) => return Err(e),
         };
         let text = answer_text(route, &response);
-        let mut interp = interpret(&text, expect, validators, vp.repair);
+        let current = grammar.as_ref().unwrap_or(expect);
+        let mut interp = interpret(&text, current, validators, vp.repair);
         let truncated = response.get("done_reason").and_then(Value::as_str) == Some("length");
         if truncated
             && !interp.violations.is_empty()
-            && let Some(plain) = super::retry::plain::recover(&text, expect, validators)
+            && let Some(plain) = super::retry::plain::recover(&text, current, validators)
         {
             tracing::info!(
                 attempt = attempts,
@@ -331,8 +184,12 @@ pub async fn complete(
             "answer failed validation"
         );
         if attempts < max_attempts {
-            let cause = retry.after(&text, &candidate.interp.violations, truncated);
-            metrics::counter!("augur_retries_total", "cause" => cause.as_str()).increment(1);
+            let failed = Failed {
+                text: &text,
+                interp: &candidate.interp,
+                truncated,
+            };
+            plan_next(&mut retry, &mut grammar, expect, route, failed);
         }
         if better {
             best = Some(candidate);
@@ -342,6 +199,43 @@ pub async fn complete(
     best.attempts = attempts + degrades;
     best.invalid = true;
     Ok(best)
+}
+
+/// An attempt that failed.
+struct Failed<'a> {
+    text: &'a str,
+    interp: &'a Interp,
+    /// The token limit cut it.
+    truncated: bool,
+}
+
+/// Plan the attempt after `failed`: in text mode, an answer that could
+/// not be read is asked again once in grammar mode (the retry then starts
+/// from the grammar-mode body); anything else is retried as
+/// [`super::retry`] plans.
+fn plan_next(
+    retry: &mut Retry,
+    grammar: &mut Option<Expect>,
+    expect: &Expect,
+    route: Route,
+    failed: Failed<'_>,
+) {
+    let fallback = super::text_mode::grammar_fallback(expect)
+        .filter(|_| failed.interp.unparsed && grammar.is_none());
+    let cause = match fallback {
+        Some((mut body, switched)) => {
+            tracing::info!(
+                violations = %checks::describe(&failed.interp.violations),
+                "a text-mode answer could not be read; asking again in grammar mode"
+            );
+            body.insert("stream".into(), Value::Bool(false));
+            *retry = Retry::new(route, body);
+            *grammar = Some(switched);
+            super::retry::Cause::Grammar
+        }
+        None => retry.after(failed.text, &failed.interp.violations, failed.truncated),
+    };
+    metrics::counter!("augur_retries_total", "cause" => cause.as_str()).increment(1);
 }
 
 /// The context a retry must fit in: from `/api/show` (cached) and the

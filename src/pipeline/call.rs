@@ -84,11 +84,7 @@ impl CallCtx {
         Ok(req)
     }
 
-    async fn send(&self, path: &str, body: &Value) -> Result<http::Response<Body>, ProxyError> {
-        let bytes = Bytes::from(
-            serde_json::to_vec(body)
-                .map_err(|e| ProxyError::Internal(format!("serialize upstream body: {e}")))?,
-        );
+    async fn send(&self, path: &str, bytes: Bytes) -> Result<http::Response<Body>, ProxyError> {
         let req = self.request(path, bytes.clone())?;
         self.state
             .fleet
@@ -104,6 +100,11 @@ impl CallCtx {
 
     /// POST `body` to `path` and read the whole JSON answer (bounded).
     pub async fn json(&self, path: &str, body: &Value) -> Result<Value, ProxyError> {
+        self.json_raw(path, serialize(body)?).await
+    }
+
+    /// [`CallCtx::json`] with the body's bytes as they are (the client's own).
+    pub async fn json_raw(&self, path: &str, body: Bytes) -> Result<Value, ProxyError> {
         let response = self.send(path, body).await?;
         let status = response.status();
         let limit = self.state.config.stream_buffer_limit as usize;
@@ -142,6 +143,11 @@ impl CallCtx {
 
     /// POST `body` to `path` and read the NDJSON answer line by line.
     pub async fn lines(&self, path: &str, body: &Value) -> Result<Lines, ProxyError> {
+        self.lines_raw(path, serialize(body)?).await
+    }
+
+    /// [`CallCtx::lines`] with the body's bytes as they are (the client's own).
+    pub async fn lines_raw(&self, path: &str, body: Bytes) -> Result<Lines, ProxyError> {
         let response = self.send(path, body).await?;
         let status = response.status();
         if !status.is_success() {
@@ -161,6 +167,12 @@ impl CallCtx {
         lines.answer_as = self.answer_as.clone();
         Ok(lines)
     }
+}
+
+fn serialize(body: &Value) -> Result<Bytes, ProxyError> {
+    serde_json::to_vec(body)
+        .map(Bytes::from)
+        .map_err(|e| ProxyError::Internal(format!("serialize upstream body: {e}")))
 }
 
 /// Name `model` in an answer that has a `model`.

@@ -194,7 +194,8 @@ pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Compl
 }
 
 /// Ask once more, for an answer only: the envelope's answer branch as the
-/// format and a note that the result of `repeats` is above. `None` when
+/// format (in text mode, no format) and a note that the result of
+/// `repeats` is above. `None` when
 /// the choice allows no answer or no answer came back (then the repeated
 /// call stands). An answer cut off by the token limit is returned as far
 /// as it got, with `done_reason: "length"`, as a native model's would be.
@@ -205,6 +206,7 @@ pub async fn reask(job: &Job, repeats: &[ToolCall]) -> Option<Completed> {
         answer_schema,
         json_answer,
         think,
+        text,
     } = &job.expect
     else {
         return None;
@@ -214,7 +216,10 @@ pub async fn reask(job: &Job, repeats: &[ToolCall]) -> Option<Completed> {
         return None;
     }
     let mut body = job.body.clone();
-    body.insert("format".into(), format);
+    // Text mode asks for a text answer, with no grammar to hold it to.
+    if text.is_none() {
+        body.insert("format".into(), format);
+    }
     add_note(&mut body, &note(repeats));
     let vp = ValidatePolicy {
         max_retries: 0,

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{
-    attempts::{self, Completed, Seed},
+    attempts::{self, Completed, Expect, Seed},
     call::CallCtx,
     flows::Job,
     output::Report,
@@ -228,6 +228,15 @@ impl Job {
         let (model, name) = chain.models.get(i)?.clone();
         let mut body = self.body.clone();
         body.insert("model".into(), Value::String(model.clone()));
+        // Text mode's grammar-mode request goes to the same model.
+        let mut expect = self.expect.clone();
+        if let Expect::Tools {
+            text: Some(mode), ..
+        } = &mut expect
+        {
+            mode.grammar
+                .insert("model".into(), Value::String(model.clone()));
+        }
         let target = Target::Model {
             name: name.clone(),
             prefer: None,
@@ -250,7 +259,7 @@ impl Job {
             ctx,
             route: self.route,
             body,
-            expect: self.expect.clone(),
+            expect,
             validate: self.validate.clone(),
             validators: self.validators.clone(),
             emulated: self.emulated,

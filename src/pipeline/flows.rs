@@ -254,12 +254,8 @@ fn shape(route: Route, completed: Completed) -> Value {
             (Route::Chat, "message") => {
                 let mut message = Map::new();
                 message.insert("role".into(), json!("assistant"));
-                let content = if interp.calls.is_empty() {
-                    interp.content.clone()
-                } else {
-                    String::new()
-                };
-                message.insert("content".into(), Value::String(content));
+                // Beside calls, only text mode's text around them.
+                message.insert("content".into(), Value::String(interp.content.clone()));
                 if let Some(t) = &interp.thinking {
                     message.insert("thinking".into(), Value::String(t.clone()));
                 }

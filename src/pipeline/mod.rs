@@ -13,6 +13,8 @@
 //! ```text
 //! plan     = plan::decide(exchange, model policy, capabilities)   // 4 normalize, 5 emulate?
 //! if plan.is_passthrough() { return Forward }
+//! if plan.rescue { return rescue::run(…) }                          // native tools: calls written
+//!                                                                 // as text become tool calls
 //! (body, expect) = prepare::prepare(exchange, plan)               // 4-5 rewrite
 //! output = flows::run(job(body, expect), delivery)                // 6 forward, 7 validate /
 //!                                                                 // repair / retry (fallback
@@ -26,14 +28,18 @@ pub mod call_screen;
 pub mod checks;
 pub mod fallback;
 pub mod flows;
+pub mod interpret;
 pub mod output;
 pub mod plan;
 pub mod prepare;
+pub mod rescue;
+pub mod rescue_stream;
 pub mod retry;
 pub mod splitter;
 pub mod stream_pass;
 pub mod stream_think;
 pub mod stream_tools;
+pub mod text_mode;
 
 use std::sync::Arc;
 
@@ -62,6 +68,9 @@ pub struct Exchange {
     pub body: Map<String, Value>,
     /// Whether the surface streams when the body does not say.
     pub stream_default: bool,
+    /// The client's own bytes, when `body` is them parsed (Ollama's
+    /// native routes): what goes upstream when augur only reads the answer.
+    pub raw: Option<bytes::Bytes>,
 }
 
 /// Who and what an exchange runs for, as admission established it.
@@ -100,6 +109,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         route,
         body,
         stream_default,
+        raw,
     } = exchange;
     if is_load_request(route, &body) {
         return Ok(Outcome::Forward);
@@ -114,7 +124,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     if let Target::Model { prefer, .. } = &mut target {
         *prefer = Some(upstream);
     }
-    let plan = plan::decide(
+    let mut plan = plan::decide(
         route,
         &body,
         cx.model,
@@ -125,6 +135,22 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     .await?;
     if plan.is_passthrough() {
         return Ok(Outcome::Forward);
+    }
+    if let Some(set) = plan.rescue.take() {
+        // Only the answer is read: the request goes as the client sent it.
+        let raw = raw.filter(|_| !plan.format_changed);
+        let stream = plan.stream;
+        let (upstream_body, _) =
+            prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
+        let job = job(
+            &cx,
+            route,
+            upstream_body,
+            attempts::Expect::Text,
+            None,
+            target,
+        );
+        return Ok(Outcome::Output(rescue::run(job, set, raw, stream).await?));
     }
     let emulated = emulated(&plan);
     note_emulation(cx.parts, emulated);

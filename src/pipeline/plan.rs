@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::{
     error::ProxyError,
     format::{self, Format},
-    policy::{EmulateTools, FormatApply, ModelPolicy, StreamMode},
+    policy::{EmulateTools, FormatApply, ModelPolicy, StreamMode, TextFormat, ToolsMode},
     tools::{ToolChoice, ToolSet},
 };
 
@@ -41,11 +41,18 @@ pub struct ToolPlan {
     pub loop_breaker: bool,
     /// `tools.drop_ungrounded` of the model's policy.
     pub drop_ungrounded: bool,
+    /// `tools.mode` of the model's policy.
+    pub mode: ToolsMode,
+    /// `tools.text_format` of the model's policy.
+    pub text_format: TextFormat,
 }
 
 /// What augur does to one request.
 pub struct Plan {
     pub tools: Option<ToolPlan>,
+    /// The model has native tools and the policy rescues calls it writes
+    /// as text: these are the declared tools.
+    pub rescue: Option<ToolSet>,
     /// `tool_choice: "none"`: the tools are removed and the model answers.
     pub strip_tools: bool,
     /// The normalized format (after a named-schema policy).
@@ -65,6 +72,7 @@ impl Plan {
     /// Nothing to change: forward the client's bytes.
     pub fn is_passthrough(&self) -> bool {
         self.tools.is_none()
+            && self.rescue.is_none()
             && !self.strip_tools
             && !self.format_changed
             && !self.think
@@ -113,6 +121,7 @@ pub async fn decide(
         .and_then(Value::as_array)
         .filter(|t| !t.is_empty() && route == Route::Chat);
     let mut tools = None;
+    let mut rescue = None;
     let mut strip_tools = false;
     if let Some(declared) = declared_tools {
         let set = ToolSet::from_request_cached(declared)
@@ -144,7 +153,11 @@ pub async fn decide(
                     parallel,
                     loop_breaker: policy.loop_breaker,
                     drop_ungrounded: policy.drop_ungrounded,
+                    mode: policy.tools_mode,
+                    text_format: policy.text_format,
                 });
+            } else if policy.rescues_text_calls() {
+                rescue = Some(set);
             }
         }
     }
@@ -160,6 +173,10 @@ pub async fn decide(
         admit("format", &format::think::validation_schema(Some(s)))?;
     }
 
+    // A constrained or emulated answer holds no calls written as text.
+    if format.is_some() || think {
+        rescue = None;
+    }
     let validate = policy.validate.enabled && (format.is_some() || tools.is_some() || think);
     let stream_mode = policy.validate.stream.unwrap_or(match &format {
         Some(Format::Schema(_)) => StreamMode::Buffer,
@@ -167,6 +184,7 @@ pub async fn decide(
     });
     Ok(Plan {
         tools,
+        rescue,
         strip_tools,
         format,
         format_changed,

@@ -3,12 +3,13 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{error::ProxyError, format::Format, schema, tools};
+use crate::{error::ProxyError, format::Format, policy::ToolsMode, schema, tools};
 
 use super::{
     attempts::Expect,
     call_screen::CallScreen,
     plan::{Plan, Route},
+    text_mode::TextMode,
 };
 
 /// Rewrite the client's body per `plan`; a `format` larger than
@@ -20,6 +21,18 @@ pub fn prepare(
     format_limit: u64,
 ) -> Result<(Map<String, Value>, Expect), ProxyError> {
     let (body, expect) = rewrite(route, client, plan)?;
+    check_format_size(&body, format_limit)?;
+    // Text mode's grammar-mode attempt is held to the same limit.
+    if let Expect::Tools {
+        text: Some(mode), ..
+    } = &expect
+    {
+        check_format_size(&mode.grammar, format_limit)?;
+    }
+    Ok((body, expect))
+}
+
+fn check_format_size(body: &Map<String, Value>, format_limit: u64) -> Result<(), ProxyError> {
     if let Some(format) = body.get("format") {
         let size = crate::wire::json_len(format) as u64;
         if size > format_limit {
@@ -29,7 +42,7 @@ pub fn prepare(
             });
         }
     }
-    Ok((body, expect))
+    Ok(())
 }
 
 fn rewrite(
@@ -99,6 +112,34 @@ fn rewrite(
                 answer
             }
         });
+        // Text mode, for an answer that is text: no format, the model's
+        // own call form; the grammar-mode body is kept for an answer that
+        // cannot be read.
+        let text_mode =
+            tp.mode == ToolsMode::Text && !plan.think && answer_schema.is_none() && !json_answer;
+        let (body, text) = if text_mode {
+            let mut text_body = body.clone();
+            text_body.remove("format");
+            let instruction = tools::text::instruction(
+                &tp.set,
+                &tp.choice,
+                tp.parallel,
+                tp.text_format,
+                last_user_text(&messages),
+            );
+            let style = tools::CallStyle::Text(tp.text_format);
+            text_body.insert(
+                "messages".into(),
+                Value::Array(tools::rewrite_messages_as(&messages, &instruction, style)),
+            );
+            let mode = TextMode {
+                choice: tp.choice.clone(),
+                grammar: body,
+            };
+            (text_body, Some(mode))
+        } else {
+            (body, None)
+        };
         let screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
         let expect = Expect::Tools {
             set: tp.set,
@@ -106,6 +147,7 @@ fn rewrite(
             json_answer,
             think: plan.think,
             screen: std::sync::Arc::new(screen),
+            text,
         };
         return Ok((body, expect));
     }

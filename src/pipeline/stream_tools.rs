@@ -18,7 +18,7 @@ use crate::{
     error::ProxyError,
     format::think_stream::{ThinkEvent, ThinkStream},
     policy::OnFailure,
-    tools::{self, StreamEvent, StreamExtractor, ToolCall},
+    tools::{self, StreamEvent, ToolCall},
     wire::created_at_now,
 };
 
@@ -30,6 +30,7 @@ use super::{
     flows::{self, Job},
     output::{self, Item, Output, Report},
     plan::Route,
+    text_mode::Extractor,
 };
 
 /// Start the streamed emulation.
@@ -80,12 +81,13 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         json_answer,
         think,
         screen,
+        text,
     } = &job.expect
     else {
         return Err(ProxyError::Internal("tool stream without tools".into()));
     };
     let structured = answer_schema.is_some() || *json_answer;
-    let mut extractor = Some(StreamExtractor::new(set, structured));
+    let mut extractor = Some(Extractor::new(set, structured, text.as_ref()));
     // With emulated thinking the envelope is the thinking object's answer.
     let mut thinker = think.then(ThinkStream::new);
     let mut p = Progress {

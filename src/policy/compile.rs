@@ -16,7 +16,7 @@ use super::{
     error::PolicyError,
     model::{
         ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure,
-        OnStoreError, Policy, PolicyMeta, RateLimit, Sources, StreamMode,
+        OnStoreError, Policy, PolicyMeta, RateLimit, Sources, StreamMode, TextFormat, ToolsMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
@@ -207,6 +207,7 @@ impl<'a> Builder<'a> {
             parallel_tool_calls: s.tools.as_ref().and_then(|t| t.parallel),
             loop_breaker: s.tools.as_ref().and_then(|t| t.loop_breaker),
             drop_ungrounded: s.tools.as_ref().and_then(|t| t.drop_ungrounded),
+            rescue_text_calls: s.tools.as_ref().and_then(|t| t.rescue_text_calls),
             advertise_capabilities: s.advertise_capabilities,
             rate_limit: s.rate_limit.clone(),
             concurrency: s.concurrency.clone(),
@@ -224,6 +225,16 @@ impl<'a> Builder<'a> {
                 ("never", EmulateTools::Never),
             ];
             o.emulate_tools = Some(parse_enum(file, &format!("{at}.emulate_tools"), e, &opts)?);
+        }
+        if let Some(t) = &s.tools {
+            if let Some(m) = &t.mode {
+                let opts = [("grammar", ToolsMode::Grammar), ("text", ToolsMode::Text)];
+                o.tools_mode = Some(parse_enum(file, &format!("{at}.tools.mode"), m, &opts)?);
+            }
+            if let Some(f) = &t.text_format {
+                let at = format!("{at}.tools.text_format");
+                o.text_format = Some(parse_enum(file, &at, f, &TextFormat::ALL)?);
+            }
         }
         if let Some(v) = &s.validate {
             o.validate_enabled = v.enabled;

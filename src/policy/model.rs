@@ -20,6 +20,19 @@ pub enum EmulateTools {
     Never,
 }
 
+/// How emulated tool calls are asked for (`tools.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolsMode {
+    /// A `format` schema (the envelope) constrains the answer.
+    #[default]
+    Grammar,
+    /// No `format`: the model writes calls in its own text form
+    /// (`tools.text_format`), which augur parses.
+    Text,
+}
+
+pub use crate::tools::text::TextFormat;
+
 /// How a streamed response with a schema is validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamMode {
@@ -153,6 +166,14 @@ pub struct ModelPolicy {
     /// only continue an earlier call's pattern with values found nowhere in
     /// the conversation are dropped.
     pub drop_ungrounded: bool,
+    /// `tools: {rescue_text_calls}`; unset = on under `emulate_tools:
+    /// auto`: a call written as text in the answer of a model with native
+    /// tools becomes a real tool call (see [`ModelPolicy::rescues_text_calls`]).
+    pub rescue_text_calls: Option<bool>,
+    /// `tools: {mode}`; default grammar.
+    pub tools_mode: ToolsMode,
+    /// `tools: {text_format}`: the form text mode asks for; default python.
+    pub text_format: TextFormat,
     /// Add "tools" to capabilities of emulated models in /api/show and /api/tags.
     pub advertise_capabilities: bool,
     /// Per (principal, model) rate limit from `models.<glob>.rate_limit`.
@@ -174,12 +195,25 @@ impl Default for ModelPolicy {
             parallel_tool_calls: true,
             loop_breaker: true,
             drop_ungrounded: true,
+            rescue_text_calls: None,
+            tools_mode: ToolsMode::Grammar,
+            text_format: TextFormat::Python,
             advertise_capabilities: true,
             rate_limit: None,
             concurrency: None,
             fallback: None,
             matched_glob: None,
         }
+    }
+}
+
+impl ModelPolicy {
+    /// Whether calls a native-tools model writes as text are turned into
+    /// tool calls: `tools.rescue_text_calls`, else on under
+    /// `emulate_tools: auto`.
+    pub fn rescues_text_calls(&self) -> bool {
+        self.rescue_text_calls
+            .unwrap_or(self.emulate_tools == EmulateTools::Auto)
     }
 }
 

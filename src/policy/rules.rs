@@ -21,7 +21,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use super::{
     model::{
         Concurrency, EmulateTools, Fallback, FormatApply, ModelPolicy, NamedFormat, OnFailure,
-        RateLimit, StreamMode,
+        RateLimit, StreamMode, TextFormat, ToolsMode,
     },
     raw::{RawConcurrency, RawRateLimit, Tri},
 };
@@ -144,6 +144,9 @@ pub struct Overlay {
     pub parallel_tool_calls: Option<bool>,
     pub loop_breaker: Option<bool>,
     pub drop_ungrounded: Option<bool>,
+    pub rescue_text_calls: Option<bool>,
+    pub tools_mode: Option<ToolsMode>,
+    pub text_format: Option<TextFormat>,
     pub advertise_capabilities: Option<bool>,
     pub rate_limit: Tri<RawRateLimit>,
     pub concurrency: Tri<RawConcurrency>,
@@ -207,6 +210,11 @@ impl Overlay {
         set(&mut p.parallel_tool_calls, self.parallel_tool_calls);
         set(&mut p.loop_breaker, self.loop_breaker);
         set(&mut p.drop_ungrounded, self.drop_ungrounded);
+        if self.rescue_text_calls.is_some() {
+            p.rescue_text_calls = self.rescue_text_calls;
+        }
+        set(&mut p.tools_mode, self.tools_mode);
+        set(&mut p.text_format, self.text_format);
         set(&mut p.advertise_capabilities, self.advertise_capabilities);
         p.rate_limit = merge_rate_limit(p.rate_limit, &self.rate_limit);
         match self.concurrency {

@@ -7,7 +7,9 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    model::{EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy, RateLimit, StreamMode},
+    model::{
+        EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy, RateLimit, StreamMode, ToolsMode,
+    },
     raw::{RawSettings, Tri},
 };
 
@@ -34,6 +36,9 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
         add(t.parallel.is_some(), "tools.parallel");
         add(t.loop_breaker.is_some(), "tools.loop_breaker");
         add(t.drop_ungrounded.is_some(), "tools.drop_ungrounded");
+        add(t.rescue_text_calls.is_some(), "tools.rescue_text_calls");
+        add(t.mode.is_some(), "tools.mode");
+        add(t.text_format.is_some(), "tools.text_format");
     }
     add(s.advertise_capabilities.is_some(), "advertise_capabilities");
     add(!matches!(s.rate_limit, Tri::Absent), "rate_limit");
@@ -92,6 +97,12 @@ fn settings(p: &ModelPolicy) -> Value {
             "parallel": p.parallel_tool_calls,
             "loop_breaker": p.loop_breaker,
             "drop_ungrounded": p.drop_ungrounded,
+            "rescue_text_calls": p.rescues_text_calls(),
+            "mode": match p.tools_mode {
+                ToolsMode::Grammar => "grammar",
+                ToolsMode::Text => "text",
+            },
+            "text_format": p.text_format.name(),
         },
         "advertise_capabilities": p.advertise_capabilities,
         "rate_limit": rate_limit(p.rate_limit),

@@ -99,6 +99,10 @@ fn shipped_example_uncommented_is_valid() {
     only_defaults.format = None;
     only_defaults.concurrency = None;
     only_defaults.fallback = None;
+    // The example writes out what the default amounts to under `auto`.
+    assert_eq!(only_defaults.rescue_text_calls, Some(true));
+    assert!(ModelPolicy::default().rescues_text_calls());
+    only_defaults.rescue_text_calls = None;
     assert_eq!(only_defaults, ModelPolicy::default());
 }
 
@@ -106,7 +110,7 @@ fn shipped_example_uncommented_is_valid() {
 /// effect with the example present, whatever the site file is called.
 #[test]
 fn a_site_file_beside_the_shipped_example_takes_effect() {
-    let site = "defaults:\n  emulate_tools: never\n  validate: {enabled: false, repair: false, max_retries: 3, degrade: false, stream: pass, on_failure: pass}\n  think_emulation: false\n  tools: {parallel: false, loop_breaker: false, drop_ungrounded: false}\n  advertise_capabilities: false\n\
+    let site = "defaults:\n  emulate_tools: never\n  validate: {enabled: false, repair: false, max_retries: 3, degrade: false, stream: pass, on_failure: pass}\n  think_emulation: false\n  tools: {parallel: false, loop_breaker: false, drop_ungrounded: false, rescue_text_calls: true, mode: text, text_format: tool_call}\n  advertise_capabilities: false\n\
                 auth:\n  required: true\n\
                 audit: {path: audit.jsonl, include_arguments: true}\n";
     for name in ["10-site.yaml", "site.yaml", "zz-site.yaml", "00-site.yaml"] {
@@ -123,6 +127,12 @@ fn a_site_file_beside_the_shipped_example_takes_effect() {
         assert_eq!(d.emulate_tools, EmulateTools::Never, "{name}");
         assert!(!d.parallel_tool_calls && !d.think_emulation && !d.advertise_capabilities);
         assert!(!d.loop_breaker && !d.drop_ungrounded);
+        // Set explicitly, rescue holds even under `never`.
+        assert!(d.rescues_text_calls());
+        assert_eq!(
+            (d.tools_mode, d.text_format),
+            (ToolsMode::Text, TextFormat::ToolCall)
+        );
         let v = &d.validate;
         assert!(!v.enabled && !v.repair && !v.degrade && v.max_retries == 3);
         assert_eq!(
@@ -411,4 +421,36 @@ fn version_tracks_referenced_schema_content() {
     write(s.path(), "answer.json", r#"{"type":"array"}"#);
     let v2 = load_dir(p.path(), s.path()).unwrap().meta.version;
     assert_ne!(v1, v2);
+}
+
+#[test]
+fn text_call_rescue_follows_emulate_tools_unless_set() {
+    for (yaml, want) in [
+        ("defaults: {}", true),
+        ("defaults: {emulate_tools: never}", false),
+        ("defaults: {emulate_tools: always}", false),
+        (
+            "defaults: {emulate_tools: never, tools: {rescue_text_calls: true}}",
+            true,
+        ),
+        ("defaults: {tools: {rescue_text_calls: false}}", false),
+        // A model entry's `emulate_tools` decides the default for it.
+        ("models: {\"gemma3\": {emulate_tools: never}}", false),
+    ] {
+        let policy = load(&[("p.yaml", yaml)]).unwrap();
+        assert_eq!(policy.model("gemma3").rescues_text_calls(), want, "{yaml}");
+    }
+    let policy = load(&[("p.yaml", "defaults: {tools: {mode: text}}")]).unwrap();
+    let d = policy.model("x");
+    assert_eq!(
+        (d.tools_mode, d.text_format),
+        (ToolsMode::Text, TextFormat::Python)
+    );
+    for bad in [
+        "defaults: {tools: {mode: fancy}}",
+        "defaults: {tools: {text_format: xml}}",
+    ] {
+        let err = load(&[("p.yaml", bad)]).unwrap_err();
+        assert!(err.to_string().contains("tools"), "{bad}: {err}");
+    }
 }

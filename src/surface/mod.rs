@@ -45,6 +45,11 @@ pub trait Adapter: Sync {
     /// client named it, ids, stream options).
     type Meta: Send;
 
+    /// Whether a translated exchange's body is the client's own JSON as it
+    /// came (Ollama's routes): then, when augur only reads the answer, the
+    /// client's bytes go upstream rather than the body re-encoded.
+    const OWN_BODY: bool = false;
+
     /// Translate the admitted request's JSON object (`headers`: the
     /// client's, which may pin an upstream), or leave the request to the
     /// upstream unchanged ([`Translation::Forward`]).
@@ -77,6 +82,7 @@ impl<M> Translation<M> {
             route: Route::Chat,
             body,
             stream_default: false,
+            raw: None,
         };
         Self::Run(exchange, meta)
     }
@@ -109,12 +115,15 @@ async fn handle<A: Adapter>(
         return forward_bytes(&state, parts, bytes).await;
     };
     let body = parse_object(&bytes)?;
-    let Translation::Run(exchange, meta) = surface
+    let Translation::Run(mut exchange, meta) = surface
         .translate(&state, model, &parts.headers, body)
         .await?
     else {
         return forward_bytes(&state, parts, bytes).await;
     };
+    if A::OWN_BODY {
+        exchange.raw = Some(bytes.clone());
+    }
     match run(&state, &admitted, model, &parts, exchange).await? {
         Outcome::Forward => forward_bytes(&state, parts, bytes).await,
         Outcome::Output(out) => Ok(surface.render(meta, out)),

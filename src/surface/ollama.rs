@@ -39,6 +39,7 @@ struct Ollama(Route);
 
 impl Adapter for Ollama {
     type Meta = ();
+    const OWN_BODY: bool = true;
 
     async fn translate(
         &self,
@@ -51,6 +52,7 @@ impl Adapter for Ollama {
             route: self.0,
             body,
             stream_default: true,
+            raw: None,
         };
         Ok(Translation::Run(exchange, ()))
     }

@@ -12,7 +12,8 @@
 use serde_json::{Map, Value, json};
 
 use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE};
-use super::results::ResultMatcher;
+use super::results::{HistoryCall, ResultMatcher};
+use super::text::{TextFormat, render_calls};
 
 /// The messages to send upstream instead of `messages`.
 ///
@@ -35,6 +36,21 @@ use super::results::ResultMatcher;
 ///   unanswered call of the preceding assistant turn.
 /// - Everything else (other fields, images, user messages) is kept.
 pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -> Vec<Value> {
+    rewrite_messages_as(messages, instruction, CallStyle::Envelope { parallel })
+}
+
+/// How past calls are written into a rewritten history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStyle {
+    /// As envelope JSON ([`rewrite_messages`]).
+    Envelope { parallel: bool },
+    /// In a text form (text mode): calls as the model writes them, other
+    /// assistant text as it is.
+    Text(TextFormat),
+}
+
+/// [`rewrite_messages`] with past calls written in `style`.
+pub fn rewrite_messages_as(messages: &[Value], instruction: &str, style: CallStyle) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len() + 2);
     let mut matcher = ResultMatcher::default();
     for msg in messages {
@@ -47,19 +63,37 @@ pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -
                 let calls = obj.get("tool_calls").and_then(Value::as_array);
                 match calls {
                     Some(raw_calls) if !raw_calls.is_empty() => {
-                        let calls: Vec<Value> = matcher
+                        let calls: Vec<&HistoryCall> = matcher
                             .on_calls(raw_calls)
                             .filter_map(|i| matcher.call(i))
-                            .map(|c| c.envelope())
                             .collect();
-                        let envelope = if calls.len() == 1 && !parallel {
-                            json!({ KEY_CALL: calls[0] })
-                        } else {
-                            json!({ KEY_CALLS: calls })
+                        let written = match style {
+                            CallStyle::Envelope { parallel } => {
+                                let calls: Vec<Value> =
+                                    calls.iter().map(|c| c.envelope()).collect();
+                                let envelope = if calls.len() == 1 && !parallel {
+                                    json!({ KEY_CALL: calls[0] })
+                                } else {
+                                    json!({ KEY_CALLS: calls })
+                                };
+                                envelope.to_string()
+                            }
+                            CallStyle::Text(format) => {
+                                let calls: Vec<(String, Value)> = calls
+                                    .iter()
+                                    .map(|c| (c.name.clone(), c.arguments.clone()))
+                                    .collect();
+                                render_calls(&calls, format)
+                            }
                         };
                         let mut m = obj.clone();
                         m.remove("tool_calls");
-                        m.insert("content".into(), Value::String(envelope.to_string()));
+                        m.insert("content".into(), Value::String(written));
+                        out.push(Value::Object(m));
+                    }
+                    _ if matches!(style, CallStyle::Text(_)) => {
+                        let mut m = obj.clone();
+                        m.remove("tool_calls");
                         out.push(Value::Object(m));
                     }
                     _ => {

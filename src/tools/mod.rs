@@ -73,6 +73,10 @@
 //!   set); [`validate_calls_with`] takes any validator instead.
 //! - [`repair_arguments`]`(&mut Value, schema) -> Vec<&'static str>` and
 //!   [`repair_calls`] — coercions the schema implies, forbidden keys dropped.
+//! - [`text`]: calls written as text (`<tool_call>`, `<tool_code>`,
+//!   `[TOOL_REQUEST]`, Python calls and lists, `tool_code` fences), whole
+//!   ([`text::extract`]) or streamed ([`text::TextStream`]), and calls
+//!   rendered in those forms.
 //! - [`ollama_tool_calls`]`(&[ToolCall], start_index) -> Value`,
 //!   [`openai_tool_calls`]`(&[ToolCall], start_index) -> Value`,
 //!   [`ollama_call_message`], [`ollama_call_chunk`]`(model, created_at, &[ToolCall], start_index) -> Value`,
@@ -137,6 +141,7 @@ pub mod stream;
 pub mod synthesize;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod text;
 
 pub use args::{Violation, repair_arguments, repair_calls, validate_calls, validate_calls_with};
 pub use choice::ToolChoice;
@@ -146,7 +151,7 @@ pub use envelope::{
 pub use grounding::{
     Grounding, drop_ungrounded, is_ungrounded, is_ungrounded_addition, is_ungrounded_continuation,
 };
-pub use history::rewrite_messages;
+pub use history::{CallStyle, rewrite_messages, rewrite_messages_as};
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
 pub use placeholder::placeholder_violations;
 pub use prompt::instruction;

@@ -52,20 +52,7 @@ const SHOWN_KEYWORDS: &[&str] = &[
 /// Tools are listed most relevant to `question` (the latest user message)
 /// first; see [`super::relevance`].
 pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool, question: &str) -> String {
-    let declared: Vec<&Tool> = set
-        .tools()
-        .iter()
-        .filter(|t| match choice {
-            ToolChoice::Named(n) => &t.name == n,
-            _ => true,
-        })
-        .collect();
-    // Most relevant first: the list and the call example lead with it.
-    let ranked = super::relevance::rank(&declared, question);
-    let shown: Vec<&Tool> = match &ranked {
-        Some(order) => order.iter().map(|i| declared[*i]).collect(),
-        None => declared,
-    };
+    let shown = shown_tools(set, choice, question);
     let Some(example_tool) = shown.first() else {
         return String::new();
     };
@@ -125,8 +112,33 @@ pub fn instruction(set: &ToolSet, choice: &ToolChoice, parallel: bool, question:
     out
 }
 
+/// The tools an instruction lists: all of them, or the one `choice`
+/// names; most relevant to `question` first (the list and the call
+/// example lead with it).
+pub(crate) fn shown_tools<'a>(
+    set: &'a ToolSet,
+    choice: &ToolChoice,
+    question: &str,
+) -> Vec<&'a Tool> {
+    let declared: Vec<&Tool> = set
+        .tools()
+        .iter()
+        .filter(|t| match choice {
+            ToolChoice::Named(n) => &t.name == n,
+            _ => true,
+        })
+        .collect();
+    match super::relevance::rank(&declared, question) {
+        Some(order) => order
+            .iter()
+            .filter_map(|i| declared.get(*i).copied())
+            .collect(),
+        None => declared,
+    }
+}
+
 /// `text` on one line, trimmed and cut to [`MAX_DESCRIPTION`] characters.
-fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if joined.chars().count() > MAX_DESCRIPTION {
         let mut cut: String = joined.chars().take(MAX_DESCRIPTION).collect();
@@ -139,7 +151,7 @@ fn one_line(text: &str) -> String {
 
 /// `schema` pruned for display: only [`SHOWN_KEYWORDS`], short enums and
 /// descriptions, bounded depth. Non-object schemas are shown as they are.
-fn compact_schema(schema: &Value, depth: usize) -> Value {
+pub(crate) fn compact_schema(schema: &Value, depth: usize) -> Value {
     let Value::Object(m) = schema else {
         return schema.clone();
     };
@@ -180,7 +192,7 @@ const MAX_SHAPE_PROPERTIES: usize = 12;
 /// first property when none is required), each with its type where a value
 /// would be (`{"city":string,"days":integer}`). Not JSON on purpose: there
 /// is no value in it to copy.
-fn shape_arguments(schema: &Value) -> String {
+pub(crate) fn shape_arguments(schema: &Value) -> String {
     shape_object(schema, 0)
 }
 
@@ -219,7 +231,7 @@ fn shape_object(schema: &Value, depth: usize) -> String {
 /// Where a value of `schema` would go: `const` and short enums as their
 /// values (`"celsius"|"fahrenheit"`), else the type (`string`, `integer`,
 /// `number`, `true|false`, `[string]`, `{…}`).
-fn shape_value(schema: &Value, depth: usize) -> String {
+pub(crate) fn shape_value(schema: &Value, depth: usize) -> String {
     if let Some(c) = schema.get("const") {
         return c.to_string();
     }

@@ -47,6 +47,9 @@ pub enum Cause {
     Truncated,
     /// Cut inside an array or string that ran away: bounded in the grammar.
     Runaway,
+    /// A text-mode answer that could not be read as calls: asked again in
+    /// grammar mode.
+    Grammar,
 }
 
 impl Cause {
@@ -56,6 +59,7 @@ impl Cause {
             Cause::Invalid => "invalid",
             Cause::Truncated => "truncated",
             Cause::Runaway => "runaway",
+            Cause::Grammar => "grammar",
         }
     }
 }
@@ -70,6 +74,8 @@ pub struct Retry {
     turns: Vec<Turn>,
     /// The model's context in tokens, once looked up.
     context: Option<u64>,
+    /// Text mode: the answer is calls written as text, not JSON.
+    text_mode: bool,
 }
 
 impl Retry {
@@ -80,7 +86,13 @@ impl Retry {
             base: body,
             turns: Vec::new(),
             context: None,
+            text_mode: false,
         }
+    }
+
+    /// Phrase feedback for calls written as text (text mode).
+    pub fn set_text_mode(&mut self, on: bool) {
+        self.text_mode = on;
     }
 
     /// The body without feedback (to degrade its schema).
@@ -122,7 +134,10 @@ impl Retry {
         let (cause, turn) = if truncated {
             self.after_cut(text)
         } else {
-            (Cause::Invalid, invalid_turn(text, violations))
+            (
+                Cause::Invalid,
+                invalid_turn(text, violations, self.text_mode),
+            )
         };
         self.turns.push(turn);
         cause
@@ -158,13 +173,23 @@ impl Retry {
             return (Cause::Runaway, turn);
         }
         self.raise_num_predict();
+        let (lead, instruction) = if self.text_mode {
+            (
+                "Your previous answer was cut off".to_string(),
+                "Answer again, complete and more briefly.",
+            )
+        } else {
+            (
+                lead,
+                "Answer again with complete JSON that matches the schema, \
+                 and answer more briefly.",
+            )
+        };
         let turn = Turn {
             excerpts,
             lead,
             detail: None,
-            instruction: "Answer again with complete JSON that matches the schema, \
-                          and answer more briefly."
-                .to_string(),
+            instruction: instruction.to_string(),
         };
         (Cause::Truncated, turn)
     }
@@ -186,7 +211,7 @@ impl Retry {
     }
 }
 
-fn invalid_turn(text: &str, violations: &[Violation]) -> Turn {
+fn invalid_turn(text: &str, violations: &[Violation], text_mode: bool) -> Turn {
     let problem = violations
         .first()
         .map_or(Problem::At(0), |v| excerpt::locate(text, &v.pointer));
@@ -202,7 +227,12 @@ fn invalid_turn(text: &str, violations: &[Violation]) -> Turn {
         excerpts: excerpts(text, problem),
         lead: lead.to_string(),
         detail,
-        instruction: "Answer again with JSON that matches the schema.".to_string(),
+        instruction: if text_mode {
+            "Call again, in the same form, with arguments that match the tool's parameters."
+        } else {
+            "Answer again with JSON that matches the schema."
+        }
+        .to_string(),
     }
 }
 

@@ -23,6 +23,7 @@ pub fn recover(text: &str, expect: &Expect, validators: &Validators) -> Option<I
             answer_schema: None,
             json_answer: false,
             think,
+            text: None,
             ..
         } => (*think, true),
         Expect::Think {

@@ -285,6 +285,7 @@ fn a_cut_plain_answer_is_recovered_and_nothing_else_is() {
         json_answer: false,
         think,
         screen: Default::default(),
+        text: None,
     };
     let i = super::plain::recover(r#"{"response":"It is sunny in Pa"#, &tools(false), v).unwrap();
     assert_eq!(

@@ -33,6 +33,9 @@ pub const FAULT_MODELS: &[&str] = &[
     "loop-string",
 ];
 
+/// Fault models with the `tools` capability (see the crate docs).
+pub const TOOL_FAULT_MODELS: &[&str] = &["text-call"];
+
 const MODIFIED_AT: &str = "2025-09-14T10:21:07.531219862Z";
 const MODIFIED_UNIX: i64 = 1_757_845_267;
 
@@ -108,6 +111,14 @@ pub fn default_models() -> Vec<Model> {
     ];
     for f in FAULT_MODELS {
         v.push(m(&format!("{f}:latest"), "llama", "3.2B", &["completion"]));
+    }
+    for f in TOOL_FAULT_MODELS {
+        v.push(m(
+            &format!("{f}:latest"),
+            "qwen2",
+            "7.6B",
+            &["completion", CAP_TOOLS],
+        ));
     }
     v
 }

@@ -38,6 +38,10 @@
 //!   until `options.num_predict` (default 1024 tokens, the fake's full context) cuts it, with
 //!   `done_reason` `length`; a `maxItems` / `maxLength` on that part makes it stop there and
 //!   close the JSON (see the `runaway` module).
+//! - `text-call` (completion, tools): a tool model whose call Ollama's parser missed: given
+//!   `tools`, the content is `I'll look that up.` and a Qwen-style
+//!   `<tool_call>\n{"name": <first tool>, "arguments": <schema instance>}\n</tool_call>`
+//!   block, in 3-character pieces, with no `tool_calls`.
 //! - `reject-schema`: whenever `format` is an object, llama-server's converter error
 //!   (400 `"json_schema": JSON schema conversion failed: …`), as for a schema the real converter
 //!   cannot handle but [`schema::check`] would pass; `"json"` and no format answer normally.
@@ -97,7 +101,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, Method};
 use bytes::Bytes;
 
-pub use catalog::FAULT_MODELS;
+pub use catalog::{FAULT_MODELS, TOOL_FAULT_MODELS};
 pub use faults::BodyLog;
 pub use native::BUSY;
 pub use plan::{RUNNER_STOPPED, SENTENCE};
@@ -178,6 +182,8 @@ pub struct Builder {
     chunk_delay: Duration,
     record: bool,
     version: String,
+    /// Scripted models with the `tools` capability.
+    tool_models: Vec<String>,
 }
 
 impl Builder {
@@ -186,6 +192,12 @@ impl Builder {
     pub fn script(mut self, model: &str, replies: Vec<String>) -> Self {
         self.scripts.push((catalog::normalize(model), replies));
         self
+    }
+    /// [`Builder::script`] for a model with the `tools` capability: it accepts `tools` and
+    /// answers the scripted content (never `tool_calls`).
+    pub fn script_tools(mut self, model: &str, replies: Vec<String>) -> Self {
+        self.tool_models.push(catalog::normalize(model));
+        self.script(model, replies)
     }
     /// Delay before the response head for the `slow-first-byte` model (default: env
     /// `SLOW_MS`, else 2000 ms).
@@ -252,7 +264,11 @@ impl Builder {
         let mut scripts = HashMap::new();
         for (name, replies) in self.scripts {
             if !models.iter().any(|m| m.name == name) {
-                models.push(catalog::Model::plain(&name));
+                let mut model = catalog::Model::plain(&name);
+                if self.tool_models.contains(&name) {
+                    model.capabilities.push(catalog::CAP_TOOLS);
+                }
+                models.push(model);
             }
             scripts
                 .entry(name)
@@ -324,6 +340,7 @@ impl FakeOllama {
             chunk_delay: Duration::ZERO,
             record: true,
             version: OLLAMA_VERSION.to_owned(),
+            tool_models: Vec::new(),
         }
     }
     pub fn addr(&self) -> SocketAddr {

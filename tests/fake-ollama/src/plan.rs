@@ -307,6 +307,7 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
         }
         "echo" => plan.pieces.extend(text(split(&input.raw.to_string(), 16))),
         "tool-json" => plan.pieces.extend(text(split(&last_user_text(input), 3))),
+        "text-call" => plan.pieces.extend(text(split(&text_call(input), 3))),
         "dribble" => plan.pieces.extend(text(split(&last_user_text(input), 2))),
         "bad-json" => {
             let mut v = formatted(format).unwrap_or_else(|| fallback.to_owned());
@@ -358,6 +359,18 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
         },
     }
     cut_at_limit(input, plan);
+}
+
+/// A call of the first tool written into the content the way Qwen's
+/// template has it, which Ollama's parser missed (no `tool_calls`); the
+/// fixed sentence without tools.
+fn text_call(input: &Input) -> String {
+    let Some(f) = input.tools.first().map(|t| &t["function"]) else {
+        return SENTENCE.concat();
+    };
+    let args = f.get("parameters").map_or(json!({}), schema::instance);
+    let call = json!({"name": f["name"], "arguments": args});
+    format!("I'll look that up.\n<tool_call>\n{call}\n</tool_call>")
 }
 
 /// `options.num_predict` cuts the content pieces (scripted ones too), with `done_reason`
