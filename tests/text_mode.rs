@@ -11,7 +11,7 @@ mod common;
 
 use common::{
     client, header, ndjson,
-    tool_turns::{MODEL, answered_weather, chat, scripted, weather_tool},
+    tool_turns::{MODEL, answer_reply, answered_weather, chat, scripted, weather_tool},
 };
 use serde_json::{Value, json};
 
@@ -295,4 +295,31 @@ async fn a_structured_answer_or_thinking_keeps_grammar_mode() {
         json!({"city": "Paris"})
     );
     assert!(sent(&live)["format"].is_object());
+}
+
+#[tokio::test]
+async fn a_repeated_call_is_asked_again_in_grammar_mode_for_an_answer() {
+    let answer = "It is 18 °C with light rain in Paris.";
+    let live = scripted(
+        vec![
+            r#"[get_weather(city="Paris")]"#.into(),
+            answer_reply(answer),
+        ],
+        TEXT_MODE,
+    )
+    .await;
+    let r = chat(&live, false, json!([weather_tool()]), answered_weather()).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-repaired"), Some("loop"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["message"]["content"], answer, "{v}");
+    assert!(v["message"].get("tool_calls").is_none(), "{v}");
+    // The re-ask holds the model to the envelope's answer branch.
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+    let body = sent(&live);
+    assert_eq!(
+        body["format"]["properties"]["response"]["type"], "string",
+        "{body}"
+    );
+    assert_eq!(body["model"], MODEL);
 }

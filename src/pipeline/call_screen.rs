@@ -194,7 +194,7 @@ pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Compl
 }
 
 /// Ask once more, for an answer only: the envelope's answer branch as the
-/// format (in text mode, no format) and a note that the result of
+/// format (in grammar mode, also after a text-mode answer) and a note that the result of
 /// `repeats` is above. `None` when
 /// the choice allows no answer or no answer came back (then the repeated
 /// call stands). An answer cut off by the token limit is returned as far
@@ -215,11 +215,19 @@ pub async fn reask(job: &Job, repeats: &[ToolCall]) -> Option<Completed> {
     if job.route != Route::Chat {
         return None;
     }
-    let mut body = job.body.clone();
-    // Text mode asks for a text answer, with no grammar to hold it to.
-    if text.is_none() {
-        body.insert("format".into(), format);
-    }
+    // In text mode the model would write its call again: the re-ask goes
+    // in grammar mode, whose answer branch holds it to an answer.
+    let (mut body, expect) = match text {
+        Some(_) => {
+            let (mut grammar, expect) = super::text_mode::grammar_fallback(&job.expect)?;
+            if let Some(model) = job.body.get("model") {
+                grammar.insert("model".into(), model.clone());
+            }
+            (grammar, expect)
+        }
+        None => (job.body.clone(), job.expect.clone()),
+    };
+    body.insert("format".into(), format);
     add_note(&mut body, &note(repeats));
     let vp = ValidatePolicy {
         max_retries: 0,
@@ -229,7 +237,7 @@ pub async fn reask(job: &Job, repeats: &[ToolCall]) -> Option<Completed> {
         &job.ctx,
         job.route,
         body,
-        &job.expect,
+        &expect,
         &vp,
         &job.validators,
         None,
