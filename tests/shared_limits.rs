@@ -2,7 +2,9 @@
 //! front of one fake Ollama: a request limit and a token budget hold across
 //! both replicas, a restarted replica finds the counters where they were,
 //! and a store that goes away gets the policy's `on_store_error` behaviour
-//! (fast, shown by readiness and metrics) until it comes back.
+//! (fast, shown by readiness and metrics) until it comes back. Over TLS
+//! (`rediss://`) the store's certificate is verified against the system's
+//! trusted CAs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,6 +28,16 @@ use serde_json::json;
 /// One augur process using `redis` for its limits, with the policies in
 /// `policies`.
 async fn replica(fake: &FakeOllama, redis: &Redis, policies: &Path) -> Process {
+    replica_with(fake, redis, policies, Vec::new()).await
+}
+
+/// [`replica`] with more environment variables.
+async fn replica_with(
+    fake: &FakeOllama,
+    redis: &Redis,
+    policies: &Path,
+    env: Vec<(&str, &str)>,
+) -> Process {
     let config = format!(
         "[limits]\nstore = \"{}\"\nstore_timeout_ms = 100\nkey_prefix = \"it\"\n",
         redis.url()
@@ -34,6 +46,7 @@ async fn replica(fake: &FakeOllama, redis: &Redis, policies: &Path) -> Process {
         upstream: &fake.url(),
         policies: Some(policies),
         config: Some(&config),
+        env,
         ..Start::default()
     })
     .await
@@ -256,6 +269,53 @@ async fn a_store_outage_gets_on_store_error_and_never_hangs() {
         assert_eq!(chat(&b, None).await.status(), 200);
         assert_eq!(chat(&a, None).await.status(), 429);
         assert_eq!(chat(&b, None).await.status(), 429);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tls_store_is_used_only_with_a_trusted_certificate() {
+    bounded(90, async {
+        let redis = Redis::start_tls().await;
+        let fake = FakeOllama::builder().start().await;
+        let policies = tempfile::tempdir().unwrap();
+        let limited = "defaults:\n  rate_limit: {requests_per_minute: 2}\n";
+        write_policy(policies.path(), "10-limits.yaml", limited);
+        let ca = redis.ca.clone().unwrap();
+        let ca = ca.to_str().unwrap();
+
+        // The store's CA trusted (as a system CA would be): limits hold.
+        let a = replica_with(&fake, &redis, policies.path(), vec![("SSL_CERT_FILE", ca)]).await;
+        let (_, ready) = get_text(format!("{}/-/ready", a.admin)).await;
+        assert!(ready.contains(": up"), "{ready}");
+        for remaining in [1, 0] {
+            let r = chat(&a, None).await;
+            assert_eq!(r.status(), 200);
+            assert_eq!(header(&r, "ratelimit-remaining"), remaining);
+        }
+        assert_eq!(chat(&a, None).await.status(), 429);
+
+        // Not trusted: no connection, and the store counts as down.
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("none.pem");
+        std::fs::write(&empty, "").unwrap();
+        let b = replica_with(
+            &fake,
+            &redis,
+            policies.path(),
+            vec![
+                ("SSL_CERT_FILE", empty.to_str().unwrap()),
+                ("SSL_CERT_DIR", "/nonexistent"),
+            ],
+        )
+        .await;
+        let (_, ready) = get_text(format!("{}/-/ready", b.admin)).await;
+        assert!(ready.contains(": down"), "{ready}");
+        assert_eq!(metric(&b, "augur_limit_store_up").await, 0.0);
+        // on_store_error: allow (the default) admits without limits.
+        let r = chat(&b, None).await;
+        assert_eq!(r.status(), 200);
+        assert!(r.headers().get("ratelimit-limit").is_none());
     })
     .await;
 }

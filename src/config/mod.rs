@@ -132,7 +132,7 @@ pub enum LimitStore {
     #[default]
     Memory,
     /// In Redis or Valkey, shared by every replica using the same server,
-    /// database and key prefix (`redis://host:port/db`).
+    /// database and key prefix (`redis://host:port/db`, `rediss://` over TLS).
     Redis { url: String },
 }
 
@@ -359,9 +359,25 @@ fn parse_limit_store(value: &str) -> Result<LimitStore, ConfigError> {
         message,
     };
     let scheme = value.split("://").next().unwrap_or_default();
-    if !["redis", "valkey", "redis+unix", "valkey+unix", "unix"].contains(&scheme) {
+    let schemes = [
+        "redis",
+        "rediss",
+        "valkey",
+        "valkeys",
+        "redis+unix",
+        "valkey+unix",
+        "unix",
+    ];
+    if !schemes.contains(&scheme) {
         return Err(err(
-            "expected \"memory\" or redis://host:port/db (valkey:// and redis+unix:// too)".into(),
+            "expected \"memory\" or redis://host:port/db (rediss:// for TLS; valkey://, valkeys:// and redis+unix:// too)".into(),
+        ));
+    }
+    // The client would read `#insecure` on a TLS URL as "skip certificate
+    // checks"; the store's certificate is always verified.
+    if value.contains('#') {
+        return Err(err(
+            "a URL fragment (such as #insecure) is not accepted: the store's TLS certificate is always verified".into(),
         ));
     }
     redis::Client::open(value).map_err(|e| err(e.to_string()))?;

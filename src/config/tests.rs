@@ -72,7 +72,8 @@ fn unknown_keys_and_bad_urls_are_rejected() {
     for bad in [
         "redis",
         "http://127.0.0.1:6379",
-        "rediss://127.0.0.1",
+        "rediss://127.0.0.1:6380/0#insecure",
+        "redis://127.0.0.1/0#x",
         "redis://:x",
     ] {
         let text = format!("[limits]\nstore = \"{bad}\"\n");
@@ -97,4 +98,12 @@ fn the_limit_store_is_memory_or_a_redis_url() {
     );
     assert_eq!(c.limit_store_timeout, Duration::from_millis(20));
     assert_eq!(c.limit_key_prefix, "team-a");
+    for tls in [
+        "rediss://cache.example:6380/0",
+        "valkeys://user:pw@cache.example/1",
+    ] {
+        let text = format!("[limits]\nstore = \"{tls}\"\n");
+        let c = Config::from_toml(&Cli::default(), &text).unwrap();
+        assert_eq!(c.limit_store, LimitStore::Redis { url: tls.into() });
+    }
 }
