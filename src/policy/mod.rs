@@ -72,4 +72,6 @@ pub use watch::{DEBOUNCE, POLL_INTERVAL};
 #[cfg(test)]
 mod fallback_tests;
 #[cfg(test)]
+mod reject_tests;
+#[cfg(test)]
 mod tests;
