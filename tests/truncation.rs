@@ -30,7 +30,7 @@ fn note_tool() -> Value {
 
 fn request(model: &str, tool: Value, stream: bool) -> Value {
     json!({"model": model, "stream": stream, "tools": [tool],
-        "messages": [{"role": "user", "content": "Tag this photo of a beach."}],
+        "messages": [{"role": "user", "content": "Tag this photo of a beach and write a note about it."}],
         "options": {"num_predict": 200}})
 }
 

@@ -14,33 +14,43 @@
 //!   the envelope only and a one-line note that the result is above
 //!   ([`reask`]); if that fails, the repeated call is returned after all.
 //!   Only where the tool choice allows an answer.
+//! - **Calls nobody asked for** (`tools.answer_unrelated`): when every
+//!   call of an answer is to a tool that shares no word with the latest
+//!   user message, and none of its values appears in the conversation
+//!   ("Hi there!" → `get_weather({"city":"Paris"})`), the model is asked
+//!   once more for an answer, as for a loop (no note). A streamed answer
+//!   holds such calls until a related one comes or the answer ends. If no
+//!   answer comes back, the calls are returned after all. Only where the
+//!   tool choice allows an answer.
 //!
 //! What was done is reported as a repair (`X-Augur-Repaired`, or
 //! `augur_repaired` in a streamed done chunk): `dropped_ungrounded`,
-//! `loop`; and counted in `augur_tool_calls_dropped_total{reason}` and
+//! `loop`, `unrelated`; and counted in
+//! `augur_tool_calls_dropped_total{reason}` and
 //! `augur_tool_loops_broken_total`.
 
 use std::sync::OnceLock;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::{
     error::ProxyError,
-    policy::ValidatePolicy,
-    tools::{self, Grounding, StreamEvent, StreamExtractor, ToolCall, ToolSet},
+    tools::{self, Grounding, ToolCall, ToolSet},
     validate::Violation,
 };
 
 use super::{
-    attempts::{self, Completed, Expect},
+    attempts::{Completed, Expect},
     flows::Job,
-    plan::Route,
+    reask,
 };
 
 /// Repair reported when ungrounded calls were dropped.
 pub const DROPPED_UNGROUNDED: &str = "dropped_ungrounded";
 /// Repair reported when a repeated call was withheld.
 pub const LOOP: &str = "loop";
+/// Repair reported when calls nobody asked for were replaced by an answer.
+pub const UNRELATED: &str = "unrelated";
 /// Most calls of one streamed answer remembered for the grounding rule.
 const MAX_SEEN: usize = 64;
 
@@ -49,13 +59,17 @@ const MAX_SEEN: usize = 64;
 #[derive(Debug, Default)]
 pub struct CallScreen {
     drop_ungrounded: bool,
+    loop_breaker: bool,
+    /// The latest user message, while `tools.answer_unrelated` is on and
+    /// the choice allows an answer.
+    question: Option<String>,
     /// The client's chat messages.
     messages: Vec<Value>,
     grounding: OnceLock<Grounding>,
     /// Calls the conversation holds a result for.
     answered: OnceLock<Vec<ToolCall>>,
     /// The `format` of the re-ask: the envelope's answer branch alone;
-    /// `None` when the loop breaker is off or the choice allows no answer.
+    /// `None` when nothing re-asks or the choice allows no answer.
     reask_format: Option<Value>,
 }
 
@@ -77,11 +91,29 @@ impl CallScreen {
     pub fn new(messages: Vec<Value>, drop_ungrounded: bool, reask_format: Option<Value>) -> Self {
         CallScreen {
             drop_ungrounded,
+            loop_breaker: reask_format.is_some(),
+            question: None,
             messages,
             grounding: OnceLock::new(),
             answered: OnceLock::new(),
             reask_format,
         }
+    }
+
+    /// Turn on `tools.answer_unrelated` for calls judged against
+    /// `question`, re-asking with `reask_format` (the answer branch alone;
+    /// `None` when the choice allows no answer, which leaves it off).
+    pub fn answering_unrelated(mut self, question: &str, reask_format: Option<Value>) -> Self {
+        if let Some(format) = reask_format {
+            self.question = Some(question.to_string());
+            self.reask_format.get_or_insert(format);
+        }
+        self
+    }
+
+    /// The `format` of a re-ask, if anything re-asks.
+    pub fn reask_format(&self) -> Option<&Value> {
+        self.reask_format.as_ref()
     }
 
     fn grounding(&self) -> &Grounding {
@@ -90,7 +122,7 @@ impl CallScreen {
     }
 
     fn answered(&self) -> &[ToolCall] {
-        if self.reask_format.is_none() {
+        if !self.loop_breaker {
             return &[];
         }
         self.answered
@@ -110,6 +142,16 @@ impl CallScreen {
     /// Whether `call` repeats a call the conversation already answered.
     pub fn is_repeat(&self, call: &ToolCall) -> bool {
         tools::repeats_answered(call, self.answered())
+    }
+
+    /// Whether `call` is to a tool that shares no word with the question,
+    /// with every value invented (see the module docs).
+    pub fn is_unrelated(&self, set: &ToolSet, call: &ToolCall) -> bool {
+        let (Some(question), Some(tool)) = (&self.question, set.get(&call.name)) else {
+            return false;
+        };
+        tools::relevance::unrelated(tool, question)
+            && tools::invents_every_value(call, set, self.grounding())
     }
 
     /// Whether `call`, coming after `earlier` in one answer, is dropped as
@@ -154,7 +196,7 @@ fn note_dropped(ungrounded: usize, repeats: usize) {
 }
 
 /// Screen a whole, valid answer's calls; re-ask for an answer when only
-/// repeats of answered calls are left.
+/// repeats of answered calls, or only calls nobody asked for, are left.
 pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Completed, ProxyError> {
     let Expect::Tools { set, screen, .. } = &job.expect else {
         return Ok(completed);
@@ -169,7 +211,10 @@ pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Compl
         Vec::new()
     };
     completed.interp.repairs.extend(dropped.iter().cloned());
-    if screened.repeats.is_empty() || !screened.calls.is_empty() {
+    let unrelated =
+        !screened.calls.is_empty() && screened.calls.iter().all(|c| screen.is_unrelated(set, c));
+    let repeats_only = !screened.repeats.is_empty() && screened.calls.is_empty();
+    if !unrelated && !repeats_only {
         note_dropped(screened.ungrounded, screened.repeats.len());
         if !screened.repeats.is_empty() {
             completed.interp.repairs.push(LOOP.to_string());
@@ -177,13 +222,28 @@ pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Compl
         completed.interp.calls = screened.calls;
         return Ok(completed);
     }
-    match reask(job, &screened.repeats).await {
+    match reask::reask(job, reask::note_for(&screened.repeats)).await {
         Some(mut answer) => {
             note_dropped(screened.ungrounded, screened.repeats.len());
             answer.attempts += completed.attempts;
             answer.interp.repairs.extend(dropped);
-            answer.interp.repairs.push(LOOP.to_string());
+            if !screened.repeats.is_empty() {
+                answer.interp.repairs.push(LOOP.to_string());
+            }
+            if unrelated {
+                metrics::counter!("augur_tool_calls_dropped_total", "reason" => "unrelated")
+                    .increment(screened.calls.len() as u64);
+                answer.interp.repairs.push(UNRELATED.to_string());
+            }
             Ok(answer)
+        }
+        None if unrelated => {
+            note_dropped(screened.ungrounded, screened.repeats.len());
+            if !screened.repeats.is_empty() {
+                completed.interp.repairs.push(LOOP.to_string());
+            }
+            completed.interp.calls = screened.calls;
+            Ok(completed)
         }
         None => {
             note_dropped(screened.ungrounded, 0);
@@ -191,124 +251,6 @@ pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Compl
             Ok(completed)
         }
     }
-}
-
-/// Ask once more, for an answer only: the envelope's answer branch as the
-/// format (in grammar mode, also after a text-mode answer) and a note that the result of
-/// `repeats` is above. `None` when
-/// the choice allows no answer or no answer came back (then the repeated
-/// call stands). An answer cut off by the token limit is returned as far
-/// as it got, with `done_reason: "length"`, as a native model's would be.
-pub async fn reask(job: &Job, repeats: &[ToolCall]) -> Option<Completed> {
-    let Expect::Tools {
-        set,
-        screen,
-        answer_schema,
-        json_answer,
-        think,
-        text,
-    } = &job.expect
-    else {
-        return None;
-    };
-    let format = screen.reask_format.clone()?;
-    if job.route != Route::Chat {
-        return None;
-    }
-    // In text mode the model would write its call again: the re-ask goes
-    // in grammar mode, whose answer branch holds it to an answer.
-    let (mut body, expect) = match text {
-        Some(_) => {
-            let (mut grammar, expect) = super::text_mode::grammar_fallback(&job.expect)?;
-            if let Some(model) = job.body.get("model") {
-                grammar.insert("model".into(), model.clone());
-            }
-            (grammar, expect)
-        }
-        None => (job.body.clone(), job.expect.clone()),
-    };
-    body.insert("format".into(), format);
-    add_note(&mut body, &note(repeats));
-    let vp = ValidatePolicy {
-        max_retries: 0,
-        ..job.validate.clone()
-    };
-    let outcome = attempts::complete(
-        &job.ctx,
-        job.route,
-        body,
-        &expect,
-        &vp,
-        &job.validators,
-        None,
-    )
-    .await;
-    let mut answer = match outcome {
-        Ok(answer) => answer,
-        Err(e) => {
-            tracing::warn!(error = %e, "asking for an answer instead of a repeated call failed");
-            return None;
-        }
-    };
-    if !answer.interp.calls.is_empty() {
-        return None;
-    }
-    if answer.invalid {
-        let text_answer = answer_schema.is_none() && !json_answer && !think;
-        let cut_off = answer.response.get("done_reason").and_then(Value::as_str) == Some("length");
-        if !(text_answer && cut_off) {
-            return None;
-        }
-        answer.interp.content = answer_so_far(&answer.interp.content, set)?;
-        answer.interp.violations.clear();
-        answer.invalid = false;
-    }
-    metrics::counter!("augur_tool_loops_broken_total").increment(1);
-    Some(answer)
-}
-
-/// The text of a cut-off `{"response":"…` envelope, as far as it got.
-fn answer_so_far(raw: &str, set: &ToolSet) -> Option<String> {
-    let mut extractor = StreamExtractor::new(set, false);
-    let text: String = extractor
-        .feed(raw)
-        .into_iter()
-        .filter_map(|e| match e {
-            StreamEvent::AnswerDelta(t) => Some(t),
-            StreamEvent::Call(_) => None,
-        })
-        .collect();
-    let answered = extractor.branch() == Some(tools::Branch::Answer);
-    (answered && !text.trim().is_empty()).then_some(text)
-}
-
-/// The one-line note of a re-ask. Put as an aside: small models repeat a
-/// plain instruction in their answer.
-fn note(repeats: &[ToolCall]) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for call in repeats {
-        if !names.contains(&call.name.as_str()) {
-            names.push(&call.name);
-        }
-    }
-    let names = names.join(" and ");
-    format!("(The result of {names} is above: reply with the answer.)")
-}
-
-/// Append `note` to the last user message, or add it as one.
-fn add_note(body: &mut Map<String, Value>, note: &str) {
-    let Some(Value::Array(messages)) = body.get_mut("messages") else {
-        return;
-    };
-    if let Some(Value::Object(last)) = messages.last_mut()
-        && last.get("role").and_then(Value::as_str) == Some("user")
-        && let Some(Value::String(content)) = last.get_mut("content")
-    {
-        content.push_str("\n\n");
-        content.push_str(note);
-        return;
-    }
-    messages.push(json!({"role": "user", "content": note}));
 }
 
 /// What to do with one streamed call.
@@ -327,6 +269,9 @@ pub enum Admit {
 pub struct StreamScreen {
     seen: Vec<ToolCall>,
     held: Vec<ToolCall>,
+    /// Calls nobody asked for, held while nothing else was sent.
+    unrelated: Vec<ToolCall>,
+    sent: usize,
     ungrounded: usize,
 }
 
@@ -340,7 +285,11 @@ impl StreamScreen {
         } else if screen.is_repeat(call) {
             self.held.push(call.clone());
             Admit::Hold
+        } else if self.sent == 0 && screen.is_unrelated(set, call) {
+            self.unrelated.push(call.clone());
+            Admit::Hold
         } else {
+            self.sent += 1;
             Admit::Send
         };
         if self.seen.len() < MAX_SEEN {
@@ -349,14 +298,21 @@ impl StreamScreen {
         verdict
     }
 
-    /// Whether repeats are held.
+    /// Whether repeats, or calls nobody asked for, are held.
     pub fn holding(&self) -> bool {
-        !self.held.is_empty()
+        !self.held.is_empty() || !self.unrelated.is_empty()
     }
 
     /// The held repeats, handed over once.
     pub fn take_held(&mut self) -> Vec<ToolCall> {
         std::mem::take(&mut self.held)
+    }
+
+    /// The held calls nobody asked for, handed over once: to send before
+    /// a related call (they are part of a real answer after all), or at
+    /// the end when no answer replaced them.
+    pub fn take_unrelated(&mut self) -> Vec<ToolCall> {
+        std::mem::take(&mut self.unrelated)
     }
 
     /// How many repeats are held.
@@ -374,6 +330,18 @@ impl StreamScreen {
         if withheld > 0 {
             note_dropped(0, withheld);
             out.push(LOOP);
+        }
+        out
+    }
+
+    /// [`StreamScreen::repairs`] for an answer that replaced held calls:
+    /// `repeats` repeats and `unrelated` calls nobody asked for.
+    pub fn repairs_answered(&self, repeats: usize, unrelated: usize) -> Vec<&'static str> {
+        let mut out = self.repairs(repeats);
+        if unrelated > 0 {
+            metrics::counter!("augur_tool_calls_dropped_total", "reason" => "unrelated")
+                .increment(unrelated as u64);
+            out.push(UNRELATED);
         }
         out
     }

@@ -1,8 +1,9 @@
 //! Tests of call screening ([`super::CallScreen`], [`super::StreamScreen`])
 //! and of the re-ask's note.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use super::super::reask::{add_note, answer_so_far, note};
 use super::*;
 use crate::tools::testutil::call;
 
@@ -136,4 +137,49 @@ fn a_cut_off_text_answer_is_kept_as_far_as_it_got() {
     );
     assert_eq!(answer_so_far(r#"{"response": ""#, &set), None);
     assert_eq!(answer_so_far(r#"{"tool_call": {"name":"#, &set), None);
+}
+
+#[test]
+fn unrelated_calls_share_no_word_and_invent_every_value() {
+    let weather = json!({"type":"function","function":{"name":"get_weather",
+        "description":"Get the current weather for a city",
+        "parameters":{"type":"object","properties":{
+            "city":{"type":"string"},
+            "unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city"]}}});
+    let set = ToolSet::from_request(&[weather]).unwrap();
+    let screen = |question: &str| {
+        let messages = vec![json!({"role":"user","content":question})];
+        CallScreen::new(messages, true, None).answering_unrelated(question, Some(json!({})))
+    };
+    let paris = call("get_weather", json!({"city": "Paris"}));
+    assert!(screen("Hi there! How are you?").is_unrelated(&set, &paris));
+    // A shared word, or the value in the conversation: related.
+    assert!(!screen("Will the weather hold?").is_unrelated(&set, &paris));
+    assert!(!screen("Anything on in Paris tonight?").is_unrelated(&set, &paris));
+    // Nothing to judge: only a value the schema names, or no question.
+    let unit = call("get_weather", json!({"unit": "celsius"}));
+    assert!(!screen("Hi there!").is_unrelated(&set, &unit));
+    assert!(!screen("Is it?").is_unrelated(&set, &paris));
+    // Off without an answer to ask for (a required call).
+    let messages = vec![json!({"role":"user","content":"Hi there!"})];
+    let required = CallScreen::new(messages, true, None).answering_unrelated("Hi there!", None);
+    assert!(!required.is_unrelated(&set, &paris));
+}
+
+#[test]
+fn a_stream_holds_unrelated_calls_until_a_related_one_comes() {
+    let set = set();
+    let messages = vec![json!({"role":"user","content":"Hi! What is the factorial of 5?"})];
+    let screen = CallScreen::new(messages, false, None)
+        .answering_unrelated("Hi! What is the factorial of 5?", Some(json!({})));
+    let mut gate = StreamScreen::default();
+    let paris = call("get_weather", json!({"city": "Paris"}));
+    assert_eq!(gate.admit(&screen, &set, &paris), Admit::Hold);
+    assert!(gate.holding());
+    let five = call("factorial", json!({"n": 5}));
+    assert_eq!(gate.admit(&screen, &set, &five), Admit::Send);
+    assert_eq!(gate.take_unrelated(), vec![paris.clone()]);
+    // Once a call went out, later ones are not held.
+    assert_eq!(gate.admit(&screen, &set, &paris), Admit::Send);
+    assert!(!gate.holding());
 }

@@ -32,6 +32,7 @@ pub mod interpret;
 pub mod output;
 pub mod plan;
 pub mod prepare;
+pub mod reask;
 pub mod rescue;
 pub mod rescue_stream;
 pub mod retry;

@@ -41,6 +41,8 @@ pub struct ToolPlan {
     pub loop_breaker: bool,
     /// `tools.drop_ungrounded` of the model's policy.
     pub drop_ungrounded: bool,
+    /// `tools.answer_unrelated` of the model's policy.
+    pub answer_unrelated: bool,
     /// `tools.mode` of the model's policy.
     pub mode: ToolsMode,
     /// `tools.text_format` of the model's policy.
@@ -153,6 +155,7 @@ pub async fn decide(
                     parallel,
                     loop_breaker: policy.loop_breaker,
                     drop_ungrounded: policy.drop_ungrounded,
+                    answer_unrelated: policy.answer_unrelated,
                     mode: policy.tools_mode,
                     text_format: policy.text_format,
                 });

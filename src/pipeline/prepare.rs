@@ -98,8 +98,9 @@ fn rewrite(
                 tp.parallel,
             )),
         );
-        // The loop breaker's re-ask: the answer branch alone.
-        let reask_format = (tp.loop_breaker && tp.choice.allows_answer()).then(|| {
+        // The re-ask of the loop breaker and of calls nobody asked for:
+        // the answer branch alone.
+        let answer_format = tp.choice.allows_answer().then(|| {
             let answer = tools::build_format(
                 &tp.set,
                 &tools::ToolChoice::None,
@@ -140,7 +141,12 @@ fn rewrite(
         } else {
             (body, None)
         };
-        let screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
+        let reask_format = answer_format.clone().filter(|_| tp.loop_breaker);
+        let question = last_user_text(&messages).to_string();
+        let mut screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
+        if tp.answer_unrelated {
+            screen = screen.answering_unrelated(&question, answer_format);
+        }
         let expect = Expect::Tools {
             set: tp.set,
             answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),

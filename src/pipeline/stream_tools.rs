@@ -25,7 +25,7 @@ use crate::{
 use super::{
     attempts::{self, Expect, Seed},
     call::Lines,
-    call_screen::{self, Admit, StreamScreen},
+    call_screen::{Admit, StreamScreen},
     checks,
     flows::{self, Job},
     output::{self, Item, Output, Report},
@@ -228,24 +228,35 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     if gate.admit(screen, set, &call) != Admit::Send {
                         continue;
                     }
-                    if !send_call(job, tx, &model, &call, &mut p).await {
-                        return Ok(());
+                    for call in gate.take_unrelated().iter().chain([&call]) {
+                        if !send_call(job, tx, &model, call, &mut p).await {
+                            return Ok(());
+                        }
                     }
                 }
             }
         }
         if done {
-            // Only repeats of answered calls: ask for an answer instead.
+            // Only repeats of answered calls, or calls nobody asked for:
+            // ask for an answer instead.
             if gate.holding() && !p.sent_anything {
                 let held = gate.take_held();
-                if let Some(answer) = call_screen::reask(job, &held).await {
-                    let repairs = gate.repairs(held.len());
+                let unrelated = gate.take_unrelated();
+                let note = super::reask::note_for(&held);
+                if let Some(answer) = super::reask::reask(job, note).await {
+                    let repairs = gate.repairs_answered(held.len(), unrelated.len());
                     return send_answer(job, tx, answer, p.sent_thinking, repairs).await;
                 }
-                for call in held {
-                    if !send_call(job, tx, &model, &call, &mut p).await {
+                for call in unrelated.iter().chain(&held) {
+                    if !send_call(job, tx, &model, call, &mut p).await {
                         return Ok(());
                     }
+                }
+            }
+            // Held calls nobody asked for, after answer text: they go out.
+            for call in gate.take_unrelated() {
+                if !send_call(job, tx, &model, &call, &mut p).await {
+                    return Ok(());
                 }
             }
             let mut repairs = gate.repairs(gate.withheld());

@@ -207,6 +207,7 @@ impl<'a> Builder<'a> {
             parallel_tool_calls: s.tools.as_ref().and_then(|t| t.parallel),
             loop_breaker: s.tools.as_ref().and_then(|t| t.loop_breaker),
             drop_ungrounded: s.tools.as_ref().and_then(|t| t.drop_ungrounded),
+            answer_unrelated: s.tools.as_ref().and_then(|t| t.answer_unrelated),
             rescue_text_calls: s.tools.as_ref().and_then(|t| t.rescue_text_calls),
             advertise_capabilities: s.advertise_capabilities,
             rate_limit: s.rate_limit.clone(),

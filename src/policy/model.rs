@@ -166,6 +166,10 @@ pub struct ModelPolicy {
     /// only continue an earlier call's pattern with values found nowhere in
     /// the conversation are dropped.
     pub drop_ungrounded: bool,
+    /// `tools: {answer_unrelated}`; default true: an answer whose every
+    /// call is to a tool sharing no word with the question, with values
+    /// found nowhere in the conversation, is asked again for an answer.
+    pub answer_unrelated: bool,
     /// `tools: {rescue_text_calls}`; unset = on under `emulate_tools:
     /// auto`: a call written as text in the answer of a model with native
     /// tools becomes a real tool call (see [`ModelPolicy::rescues_text_calls`]).
@@ -195,6 +199,7 @@ impl Default for ModelPolicy {
             parallel_tool_calls: true,
             loop_breaker: true,
             drop_ungrounded: true,
+            answer_unrelated: true,
             rescue_text_calls: None,
             tools_mode: ToolsMode::Grammar,
             text_format: TextFormat::Python,

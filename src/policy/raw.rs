@@ -106,6 +106,7 @@ pub struct RawTools {
     pub parallel: Option<bool>,
     pub loop_breaker: Option<bool>,
     pub drop_ungrounded: Option<bool>,
+    pub answer_unrelated: Option<bool>,
     pub rescue_text_calls: Option<bool>,
     pub mode: Option<String>,
     pub text_format: Option<String>,

@@ -144,6 +144,7 @@ pub struct Overlay {
     pub parallel_tool_calls: Option<bool>,
     pub loop_breaker: Option<bool>,
     pub drop_ungrounded: Option<bool>,
+    pub answer_unrelated: Option<bool>,
     pub rescue_text_calls: Option<bool>,
     pub tools_mode: Option<ToolsMode>,
     pub text_format: Option<TextFormat>,
@@ -210,6 +211,7 @@ impl Overlay {
         set(&mut p.parallel_tool_calls, self.parallel_tool_calls);
         set(&mut p.loop_breaker, self.loop_breaker);
         set(&mut p.drop_ungrounded, self.drop_ungrounded);
+        set(&mut p.answer_unrelated, self.answer_unrelated);
         if self.rescue_text_calls.is_some() {
             p.rescue_text_calls = self.rescue_text_calls;
         }

@@ -36,6 +36,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
         add(t.parallel.is_some(), "tools.parallel");
         add(t.loop_breaker.is_some(), "tools.loop_breaker");
         add(t.drop_ungrounded.is_some(), "tools.drop_ungrounded");
+        add(t.answer_unrelated.is_some(), "tools.answer_unrelated");
         add(t.rescue_text_calls.is_some(), "tools.rescue_text_calls");
         add(t.mode.is_some(), "tools.mode");
         add(t.text_format.is_some(), "tools.text_format");
@@ -97,6 +98,7 @@ fn settings(p: &ModelPolicy) -> Value {
             "parallel": p.parallel_tool_calls,
             "loop_breaker": p.loop_breaker,
             "drop_ungrounded": p.drop_ungrounded,
+            "answer_unrelated": p.answer_unrelated,
             "rescue_text_calls": p.rescues_text_calls(),
             "mode": match p.tools_mode {
                 ToolsMode::Grammar => "grammar",

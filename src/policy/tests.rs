@@ -110,7 +110,7 @@ fn shipped_example_uncommented_is_valid() {
 /// effect with the example present, whatever the site file is called.
 #[test]
 fn a_site_file_beside_the_shipped_example_takes_effect() {
-    let site = "defaults:\n  emulate_tools: never\n  validate: {enabled: false, repair: false, max_retries: 3, degrade: false, stream: pass, on_failure: pass}\n  think_emulation: false\n  tools: {parallel: false, loop_breaker: false, drop_ungrounded: false, rescue_text_calls: true, mode: text, text_format: tool_call}\n  advertise_capabilities: false\n\
+    let site = "defaults:\n  emulate_tools: never\n  validate: {enabled: false, repair: false, max_retries: 3, degrade: false, stream: pass, on_failure: pass}\n  think_emulation: false\n  tools: {parallel: false, loop_breaker: false, drop_ungrounded: false, answer_unrelated: false, rescue_text_calls: true, mode: text, text_format: tool_call}\n  advertise_capabilities: false\n\
                 auth:\n  required: true\n\
                 audit: {path: audit.jsonl, include_arguments: true}\n";
     for name in ["10-site.yaml", "site.yaml", "zz-site.yaml", "00-site.yaml"] {
@@ -126,7 +126,7 @@ fn a_site_file_beside_the_shipped_example_takes_effect() {
         let d = policy.model("gemma3");
         assert_eq!(d.emulate_tools, EmulateTools::Never, "{name}");
         assert!(!d.parallel_tool_calls && !d.think_emulation && !d.advertise_capabilities);
-        assert!(!d.loop_breaker && !d.drop_ungrounded);
+        assert!(!d.loop_breaker && !d.drop_ungrounded && !d.answer_unrelated);
         // Set explicitly, rescue holds even under `never`.
         assert!(d.rescues_text_calls());
         assert_eq!(

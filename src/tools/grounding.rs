@@ -252,6 +252,13 @@ pub fn is_ungrounded_addition(
     if earlier.is_empty() || earlier.iter().any(|e| e.name == call.name) {
         return false;
     }
+    invents_every_value(call, set, grounding)
+}
+
+/// Whether `call` has strings or numbers the schema does not name, and
+/// none of them is grounded in the conversation (a call with no such value
+/// cannot be judged, and is not).
+pub fn invents_every_value(call: &ToolCall, set: &ToolSet, grounding: &Grounding) -> bool {
     let schema = set.get(&call.name).map(|t| &t.parameters);
     let mut all = Vec::new();
     leaves(&call.arguments, schema, "", 0, &mut all);

@@ -149,7 +149,8 @@ pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
 pub use grounding::{
-    Grounding, drop_ungrounded, is_ungrounded, is_ungrounded_addition, is_ungrounded_continuation,
+    Grounding, drop_ungrounded, invents_every_value, is_ungrounded, is_ungrounded_addition,
+    is_ungrounded_continuation,
 };
 pub use history::{CallStyle, rewrite_messages, rewrite_messages_as};
 pub use parse::{ModelOutput, ParseError, answer_content, parse_output};

@@ -71,6 +71,16 @@ pub fn rank(tools: &[&Tool], question: &str) -> Option<Vec<usize>> {
     Some(order)
 }
 
+/// Whether `question` has words (other than stopwords) and `tool` shares
+/// none of them: not in its name, description or parameter names.
+pub fn unrelated(tool: &Tool, question: &str) -> bool {
+    let (name, rest) = vocabulary(tool);
+    let mut asked = words(clip(question, MAX_QUESTION))
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .peekable();
+    asked.peek().is_some() && asked.all(|w| !name.contains(&w) && !rest.contains(&w))
+}
+
 /// A tool's words: from its name, and from its description and parameter
 /// names.
 fn vocabulary(tool: &Tool) -> (HashSet<String>, HashSet<String>) {

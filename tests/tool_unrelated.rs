@@ -1,0 +1,162 @@
+//! Calls nobody asked for, end to end against the fake: when every call of
+//! an answer is to a tool sharing no word with the question, with values
+//! found nowhere in the conversation ("Hi there!" →
+//! `get_weather({"city":"Paris"})`), augur asks once more for an answer,
+//! whole and streamed. A related or grounded call goes out as made, and so
+//! do the calls with `tools.answer_unrelated: false`, with `tool_choice`
+//! requiring a call, or when the re-ask brings no answer.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{
+    header,
+    live::bounded,
+    ndjson,
+    tool_turns::{answer_reply, call_reply, chat, scripted, weather_tool},
+};
+use serde_json::{Value, json};
+
+const ANSWER: &str = "Hello! I am well, thank you.";
+
+fn greeting() -> Vec<Value> {
+    vec![json!({"role": "user", "content": "Hi there! How are you?"})]
+}
+
+fn paris() -> String {
+    call_reply("get_weather", json!({"city": "Paris"}))
+}
+
+fn answer_branch() -> Value {
+    json!({"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]})
+}
+
+#[tokio::test]
+async fn an_unrelated_invented_call_is_asked_again_for_an_answer() {
+    bounded(20, async {
+        let live = scripted(vec![paris(), answer_reply(ANSWER)], "{}").await;
+        let r = chat(&live, false, json!([weather_tool()]), greeting()).await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(header(&r, "x-augur-repaired"), Some("unrelated"));
+        assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["message"]["content"], ANSWER);
+        assert!(v["message"].get("tool_calls").is_none(), "{v}");
+        // One re-ask, for the answer branch only, the question unchanged.
+        assert_eq!(live.fake.requests("/api/chat"), 2);
+        let sent = live.fake.last_json("/api/chat").unwrap();
+        assert_eq!(sent["format"], answer_branch());
+        let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["content"], "Hi there! How are you?");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_streamed_unrelated_call_is_held_and_the_answer_streams_instead() {
+    bounded(20, async {
+        let live = scripted(vec![paris(), answer_reply(ANSWER)], "{}").await;
+        let r = chat(&live, true, json!([weather_tool()]), greeting()).await;
+        assert_eq!(r.status(), 200);
+        let chunks = ndjson(&r.text().await.unwrap());
+        assert!(
+            chunks
+                .iter()
+                .all(|c| c["message"].get("tool_calls").is_none()),
+            "{chunks:?}"
+        );
+        let content: String = chunks
+            .iter()
+            .filter_map(|c| c["message"]["content"].as_str())
+            .collect();
+        assert_eq!(content, ANSWER);
+        assert_eq!(chunks.last().unwrap()["augur_repaired"], "unrelated");
+        assert_eq!(live.fake.requests("/api/chat"), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn related_or_grounded_calls_go_out_as_made() {
+    bounded(30, async {
+        let cases = [
+            // Shares a word with the tool ("weather").
+            "What's the weather like today?",
+            // Names the value ("Paris"), though no word of the tool.
+            "Anything happening in Paris?",
+        ];
+        for (i, question) in cases.into_iter().enumerate() {
+            for stream in [false, true] {
+                let live = scripted(vec![paris()], "{}").await;
+                let messages = vec![json!({"role": "user", "content": question})];
+                let r = chat(&live, stream, json!([weather_tool()]), messages).await;
+                assert_eq!(r.status(), 200);
+                let text = r.text().await.unwrap();
+                assert!(text.contains("\"get_weather\""), "case {i}: {text}");
+                assert!(!text.contains("unrelated"), "case {i}: {text}");
+                assert_eq!(live.fake.requests("/api/chat"), 1, "case {i}");
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn off_required_or_no_answer_returns_the_calls() {
+    bounded(30, async {
+        // Turned off by policy.
+        let off = "defaults:\n  tools: {answer_unrelated: false}\n";
+        let live = scripted(vec![paris()], off).await;
+        let r = chat(&live, false, json!([weather_tool()]), greeting()).await;
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(
+            v["message"]["tool_calls"][0]["function"]["name"],
+            "get_weather"
+        );
+        assert_eq!(live.fake.requests("/api/chat"), 1);
+
+        // The re-ask brings a call again: the first calls stand.
+        for stream in [false, true] {
+            let live = scripted(vec![paris(), paris()], "{}").await;
+            let r = chat(&live, stream, json!([weather_tool()]), greeting()).await;
+            assert_eq!(r.status(), 200);
+            let text = r.text().await.unwrap();
+            let calls = if stream {
+                ndjson(&text)
+                    .iter()
+                    .filter_map(|c| c["message"]["tool_calls"].as_array().cloned())
+                    .flatten()
+                    .collect::<Vec<_>>()
+            } else {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                v["message"]["tool_calls"].as_array().cloned().unwrap()
+            };
+            assert_eq!(calls.len(), 1, "{text}");
+            assert_eq!(calls[0]["function"]["arguments"]["city"], "Paris");
+            assert_eq!(live.fake.requests("/api/chat"), 2);
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_required_call_is_never_replaced() {
+    bounded(20, async {
+        let live = scripted(vec![paris()], "{}").await;
+        let body = json!({"model": common::tool_turns::MODEL, "stream": false,
+            "tools": [weather_tool()], "messages": greeting(), "tool_choice": "required"});
+        let r = common::client()
+            .post(live.url("/v1/chat/completions"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let v: Value = r.json().await.unwrap();
+        let call = &v["choices"][0]["message"]["tool_calls"][0]["function"];
+        assert_eq!(call["name"], "get_weather", "{v}");
+        assert_eq!(live.fake.requests("/api/chat"), 1);
+    })
+    .await;
+}
