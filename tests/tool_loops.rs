@@ -12,18 +12,13 @@ use common::{
     live::bounded,
     ndjson,
     tool_turns::{
-        answer_reply, answered_weather, call_reply, chat, factorial_tool, last_sent_message,
-        scripted, weather_tool,
+        answer_branch, answer_reply, answered_weather, call_reply, chat, factorial_tool,
+        last_sent_message, scripted, streamed_answer, weather_tool,
     },
 };
 use serde_json::{Value, json};
 
 const ANSWER: &str = "It is 18 °C with light rain in Paris.";
-
-/// The envelope's answer branch alone, for a text answer.
-fn answer_branch() -> Value {
-    json!({"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]})
-}
 
 fn repeat() -> String {
     call_reply("get_weather", json!({"city": "Paris"}))
@@ -63,17 +58,7 @@ async fn a_streamed_repeat_is_held_and_the_answer_streams_instead() {
         let r = chat(&live, true, json!([weather_tool()]), answered_weather()).await;
         assert_eq!(r.status(), 200);
         let chunks = ndjson(&r.text().await.unwrap());
-        assert!(
-            chunks
-                .iter()
-                .all(|c| c["message"].get("tool_calls").is_none()),
-            "the repeat never goes out: {chunks:?}"
-        );
-        let content: String = chunks
-            .iter()
-            .filter_map(|c| c["message"]["content"].as_str())
-            .collect();
-        assert_eq!(content, ANSWER);
+        assert_eq!(streamed_answer(&chunks), ANSWER);
         let done = chunks.last().unwrap();
         assert_eq!(done["done"], true);
         assert_eq!(done["augur_repaired"], "loop");

@@ -14,7 +14,10 @@ use common::{
     header,
     live::bounded,
     ndjson,
-    tool_turns::{answer_reply, call_reply, chat, scripted, weather_tool},
+    tool_turns::{
+        MODEL, answer_branch, answer_reply, call_reply, chat, scripted, streamed_answer,
+        weather_tool,
+    },
 };
 use serde_json::{Value, json};
 
@@ -26,10 +29,6 @@ fn greeting() -> Vec<Value> {
 
 fn paris() -> String {
     call_reply("get_weather", json!({"city": "Paris"}))
-}
-
-fn answer_branch() -> Value {
-    json!({"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]})
 }
 
 #[tokio::test]
@@ -60,17 +59,7 @@ async fn a_streamed_unrelated_call_is_held_and_the_answer_streams_instead() {
         let r = chat(&live, true, json!([weather_tool()]), greeting()).await;
         assert_eq!(r.status(), 200);
         let chunks = ndjson(&r.text().await.unwrap());
-        assert!(
-            chunks
-                .iter()
-                .all(|c| c["message"].get("tool_calls").is_none()),
-            "{chunks:?}"
-        );
-        let content: String = chunks
-            .iter()
-            .filter_map(|c| c["message"]["content"].as_str())
-            .collect();
-        assert_eq!(content, ANSWER);
+        assert_eq!(streamed_answer(&chunks), ANSWER);
         assert_eq!(chunks.last().unwrap()["augur_repaired"], "unrelated");
         assert_eq!(live.fake.requests("/api/chat"), 2);
     })
@@ -144,14 +133,9 @@ async fn off_required_or_no_answer_returns_the_calls() {
 async fn a_required_call_is_never_replaced() {
     bounded(20, async {
         let live = scripted(vec![paris()], "{}").await;
-        let body = json!({"model": common::tool_turns::MODEL, "stream": false,
+        let body = json!({"model": MODEL, "stream": false,
             "tools": [weather_tool()], "messages": greeting(), "tool_choice": "required"});
-        let r = common::client()
-            .post(live.url("/v1/chat/completions"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let r = common::post(&live.augur, "/v1/chat/completions", &body).await;
         assert_eq!(r.status(), 200);
         let v: Value = r.json().await.unwrap();
         let call = &v["choices"][0]["message"]["tool_calls"][0]["function"];

@@ -83,3 +83,23 @@ pub fn last_sent_message(live: &Live) -> String {
         .unwrap()
         .to_string()
 }
+
+/// The envelope's answer branch alone, for a text answer: the `format`
+/// of a re-ask.
+pub fn answer_branch() -> Value {
+    json!({"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]})
+}
+
+/// The text of a streamed answer's chunks, which must hold no tool call.
+pub fn streamed_answer(chunks: &[Value]) -> String {
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c["message"].get("tool_calls").is_none()),
+        "no call goes out: {chunks:?}"
+    );
+    chunks
+        .iter()
+        .filter_map(|c| c["message"]["content"].as_str())
+        .collect()
+}
