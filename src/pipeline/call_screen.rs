@@ -167,13 +167,18 @@ impl CallScreen {
     /// repeats of answered calls set aside.
     pub fn screen(&self, set: &ToolSet, calls: Vec<ToolCall>) -> Screened {
         let mut out = Screened::default();
-        for (i, call) in calls.iter().enumerate() {
-            if self.ungrounded(set, call, &calls[..i]) {
+        // The calls a later one is compared with: those not dropped.
+        let mut earlier: Vec<ToolCall> = Vec::new();
+        for call in calls {
+            if self.ungrounded(set, &call, &earlier) {
                 out.ungrounded += 1;
-            } else if self.is_repeat(call) {
-                out.repeats.push(call.clone());
+                continue;
+            }
+            earlier.push(call.clone());
+            if self.is_repeat(&call) {
+                out.repeats.push(call);
             } else {
-                out.calls.push(call.clone());
+                out.calls.push(call);
             }
         }
         out
@@ -267,6 +272,8 @@ pub enum Admit {
 /// The screen applied call by call as a stream produces them.
 #[derive(Debug, Default)]
 pub struct StreamScreen {
+    /// The calls so far that were not dropped (later calls are compared
+    /// with them).
     seen: Vec<ToolCall>,
     held: Vec<ToolCall>,
     /// Calls nobody asked for, held while nothing else was sent.
@@ -278,11 +285,12 @@ pub struct StreamScreen {
 impl StreamScreen {
     /// Decide about the next call of the answer.
     pub fn admit(&mut self, screen: &CallScreen, set: &ToolSet, call: &ToolCall) -> Admit {
-        let verdict = if screen.ungrounded(set, call, &self.seen) {
+        if screen.ungrounded(set, call, &self.seen) {
             self.ungrounded += 1;
             note_dropped(1, 0);
-            Admit::Drop
-        } else if screen.is_repeat(call) {
+            return Admit::Drop;
+        }
+        let verdict = if screen.is_repeat(call) {
             self.held.push(call.clone());
             Admit::Hold
         } else if self.sent == 0 && screen.is_unrelated(set, call) {

@@ -7,7 +7,9 @@
 //! *ungrounded continuation* when earlier calls of the answer have the
 //! same tool and the same argument keys, and none of the values new to it
 //! (different from the value at the same place in every such earlier call)
-//! is grounded in the conversation.
+//! is grounded in the conversation. Values the schema names are left out
+//! of that judgement, and a call whose only new values are such is kept.
+//! Earlier calls are those kept, not those dropped.
 //!
 //! A value is *grounded* when:
 //! - it is `null` or a boolean, or the schema names it (`enum`, `const`,
@@ -194,9 +196,10 @@ fn same_scalar(a: &Value, b: &Value) -> bool {
 
 /// Whether `call` only continues the pattern of `earlier` calls of the
 /// same answer with values found nowhere in the conversation (see the
-/// module docs): the values that differ from every earlier call of the
-/// same tool with the same argument keys are all ungrounded. The first
-/// call of an answer (`earlier` empty) never is.
+/// module docs): of the values that differ from every earlier call of the
+/// same tool with the same argument keys, there are some the schema does
+/// not name, and none of those is grounded. The first call of an answer
+/// (`earlier` empty) never is.
 pub fn is_ungrounded_continuation(
     call: &ToolCall,
     earlier: &[ToolCall],
@@ -234,7 +237,19 @@ pub fn is_ungrounded_continuation(
                 .collect(),
         });
     }
-    new.is_some_and(|new| !new.is_empty() && new.iter().all(|(_, v, s)| !grounding.grounds(v, *s)))
+    // Values the schema names say nothing about where a call came from
+    // (`get_weather("Lyon","celsius")` then `("Paris","fahrenheit")`): the
+    // call is judged by its other new values, and kept when it has none.
+    new.is_some_and(|new| {
+        let mut free = new.iter().filter(|(_, v, s)| !named(v, *s)).peekable();
+        free.peek().is_some() && free.all(|(_, v, _)| !grounding.grounds(v, None))
+    })
+}
+
+/// `null`, a boolean, or a value the schema names.
+fn named(value: &Value, schema: Option<&Value>) -> bool {
+    matches!(value, Value::Null | Value::Bool(_))
+        || schema.is_some_and(|s| schema_names(s, value, 0))
 }
 
 /// Whether `call` adds, after `earlier` calls of the same answer, a tool
@@ -295,11 +310,11 @@ pub fn drop_ungrounded(
 ) -> (Vec<ToolCall>, Vec<ToolCall>) {
     let mut kept = Vec::with_capacity(calls.len());
     let mut dropped = Vec::new();
-    for (i, call) in calls.iter().enumerate() {
-        if is_ungrounded(call, &calls[..i], set, grounding) {
-            dropped.push(call.clone());
+    for call in calls {
+        if is_ungrounded(&call, &kept, set, grounding) {
+            dropped.push(call);
         } else {
-            kept.push(call.clone());
+            kept.push(call);
         }
     }
     (kept, dropped)

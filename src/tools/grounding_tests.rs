@@ -229,3 +229,22 @@ fn other_tools_added_with_invented_values_are_dropped() {
     ];
     assert_eq!(drop_ungrounded(calls.clone(), &set(), &g).0, calls);
 }
+
+#[test]
+fn an_enum_changed_beside_an_invented_value_does_not_keep_a_continuation() {
+    let g = user("What's the weather in Lyon?");
+    let calls = vec![
+        call("get_weather", json!({"city": "Lyon", "unit": "celsius"})),
+        call(
+            "get_weather",
+            json!({"city": "Paris", "unit": "fahrenheit"}),
+        ),
+        // Compared with the kept call only: Paris is new, and invented.
+        call("get_weather", json!({"city": "Paris", "unit": "celsius"})),
+        // Only the enum differs from the kept call: nothing to judge.
+        call("get_weather", json!({"city": "Lyon", "unit": "fahrenheit"})),
+    ];
+    let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
+    assert_eq!(kept, vec![calls[0].clone(), calls[3].clone()]);
+    assert_eq!(dropped, vec![calls[1].clone(), calls[2].clone()]);
+}
