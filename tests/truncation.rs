@@ -2,7 +2,8 @@
 //! a tool call whose array or string argument runs away is retried with
 //! that part bounded in the grammar (and answered, not refused), complete
 //! leading calls of a cut list are kept, and structured outputs are
-//! bounded the same way.
+//! bounded the same way. An answer Ollama ends for repeating one token
+//! (no done chunk) is a cut like the token limit's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -205,5 +206,44 @@ async fn structured_outputs_are_bounded_the_same_way() {
             bound.as_u64().unwrap()
         );
         assert_eq!(sent["options"]["num_predict"], 100);
+    }
+}
+
+#[tokio::test]
+async fn an_answer_ollama_ends_for_repeating_a_token_is_retried_with_a_bound() {
+    for stream in [false, true] {
+        let (fake, augur) = pair().await;
+        let r = post(
+            &augur,
+            "/api/chat",
+            &request("loop-repeat", note_tool(), stream),
+        )
+        .await;
+        assert_eq!(r.status(), 200, "stream {stream}");
+        let body = r.text().await.unwrap();
+        let chunks = ndjson(&body);
+        let calls: Vec<&Value> = chunks
+            .iter()
+            .filter_map(|c| c["message"]["tool_calls"].as_array())
+            .flatten()
+            .collect();
+        assert_eq!(calls.len(), 1, "stream {stream}: {body}");
+        let text = calls[0]["function"]["arguments"]["text"].as_str().unwrap();
+        assert_eq!(chunks.last().unwrap()["done"], true, "{body}");
+
+        // The first answer ended without a done chunk, inside the string:
+        // the retry bounded that string in the grammar.
+        assert_eq!(fake.requests("/api/chat"), 2, "stream {stream}");
+        let sent = fake.last_json("/api/chat").unwrap();
+        let bound = arguments_in(&sent["format"])["properties"]["text"]["maxLength"]
+            .as_u64()
+            .unwrap();
+        assert!((1..=64).contains(&bound), "{bound}");
+        assert_eq!(text, "0".repeat(bound as usize));
+        let feedback = sent["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(feedback.contains("cut off"), "{feedback}");
     }
 }

@@ -100,6 +100,15 @@ pub struct Seed {
     pub truncated: bool,
 }
 
+/// Whether an answer ended before the model finished it: cut by the token
+/// limit (`done_reason: "length"`), or ended without a done chunk, as
+/// Ollama ends an answer once the model repeats one token too often (a
+/// whole body then says `"done": false`).
+pub fn cut_short(response: &Value) -> bool {
+    response.get("done_reason").and_then(Value::as_str) == Some("length")
+        || response.get("done").and_then(Value::as_bool) != Some(true)
+}
+
 /// Run `body` against the upstream until the answer is valid or the
 /// attempts allowed by `vp` are spent (`seed`, if any, was the first). A
 /// plain answer the token limit cut is answered as it is (`done_reason:
@@ -151,7 +160,7 @@ pub async fn complete(
         let text = answer_text(route, &response);
         let current = grammar.as_ref().unwrap_or(expect);
         let mut interp = interpret(&text, current, validators, vp.repair);
-        let truncated = response.get("done_reason").and_then(Value::as_str) == Some("length");
+        let truncated = cut_short(&response);
         if truncated
             && !interp.violations.is_empty()
             && let Some(plain) = super::retry::plain::recover(&text, current, validators)

@@ -136,7 +136,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         };
         let Some(finished) = answer else {
             let seed = Seed {
-                truncated: last.get("done_reason") == Some(&json!("length")),
+                truncated: eof || super::attempts::cut_short(&last),
                 text: raw,
             };
             return job

@@ -174,7 +174,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 Err(e) if !p.sent_anything && !gate.holding() => {
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
                     let seed = Seed {
-                        truncated: chunk.get("done_reason") == Some(&json!("length")),
+                        truncated: eof || attempts::cut_short(&chunk),
                         text: std::mem::take(&mut p.raw),
                     };
                     return job

@@ -122,9 +122,14 @@ fn walk(schema: &mut Value, path: &[Step], bound: Bound, depth: usize, out: &mut
 }
 
 /// Put `bound` on the schema of the runaway part itself, unless it
-/// already has a bound as tight, or its minimum leaves no room.
+/// already has a bound as tight, or its minimum leaves no room. A string
+/// with a `pattern` or `format` takes none: the converter writes those
+/// rules and ignores `maxLength` beside them.
 fn set(m: &mut serde_json::Map<String, Value>, bound: Bound, out: &mut Option<Bound>) {
     if m.get("type").and_then(Value::as_str) != Some(bound.ty()) {
+        return;
+    }
+    if bound.ty() == "string" && (m.contains_key("pattern") || m.contains_key("format")) {
         return;
     }
     let min = m

@@ -21,6 +21,11 @@ const RUNAWAY_MIN: usize = 256;
 const REPEAT_WINDOW: usize = 2048;
 /// Length of the shingles counted for repetition.
 const SHINGLE: usize = 8;
+/// Repeats of one unit that make a run ([`ends_in_a_run`]): Ollama ends
+/// an answer after 30 repeats of one token.
+const RUN_REPEATS: usize = 30;
+/// Longest unit of a run, in bytes.
+const MAX_RUN_UNIT: usize = 8;
 /// An array this long, taking most of the answer, ran away whatever its
 /// items look like.
 const MANY_ITEMS: usize = 64;
@@ -243,7 +248,7 @@ fn finish(
     }
     let in_string = string.is_some() && hidden == 0 && path.len() == stack.len();
     if let Some(s) = string.as_ref().filter(|_| in_string)
-        && runs_away(&text[s.start..], total, 0)
+        && (runs_away(&text[s.start..], total, 0) || ends_in_a_run(&text[s.start..]))
     {
         runaway = Some(Runaway {
             path: path.clone(),
@@ -266,6 +271,21 @@ fn runs_away(part: &str, total: usize, items: usize) -> bool {
         return false;
     }
     items >= MANY_ITEMS || repetitive(part)
+}
+
+/// Whether `part` ends with one short unit written [`RUN_REPEATS`] times
+/// or more in a row (`"1000000000000000000000000000000000`): what is left
+/// when Ollama ends an answer because the model repeated one token too
+/// often, however short the part.
+pub fn ends_in_a_run(part: &str) -> bool {
+    let bytes = part.as_bytes();
+    (1..=MAX_RUN_UNIT).any(|unit| {
+        let span = unit * RUN_REPEATS;
+        span <= bytes.len() && {
+            let tail = &bytes[bytes.len() - span..];
+            tail.chunks(unit).all(|c| c == &tail[..unit])
+        }
+    })
 }
 
 /// Whether the end of `part` repeats itself: few distinct shingles among

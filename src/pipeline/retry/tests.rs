@@ -55,6 +55,25 @@ fn a_cut_inside_a_looping_string_is_a_runaway() {
 }
 
 #[test]
+fn a_short_string_ending_in_a_run_is_a_runaway() {
+    // What is left when Ollama ends an answer for repeating a token.
+    let head =
+        r#"{"tool_calls":[{"name":"create_event","arguments":{"title":"Dentist","attendees":["#;
+    let text = format!(r#"{head}"1{}.{}"#, "0".repeat(31), "0".repeat(31));
+    let r = cut::analyze(&text).unwrap().runaway.unwrap();
+    assert_eq!(r.pointer(), "/tool_calls/0/arguments/attendees/0");
+    assert_eq!(r.part, Part::Text { chars: 64 });
+    assert!(cut::ends_in_a_run(&"ab".repeat(30)));
+    assert!(!cut::ends_in_a_run(&"ab".repeat(29)));
+    assert!(!cut::ends_in_a_run(
+        "the quick brown fox jumps over the lazy dog"
+    ));
+    // A short string without a run is not one.
+    let healthy = format!(r#"{head}"bob@example"#);
+    assert!(cut::analyze(&healthy).unwrap().runaway.is_none());
+}
+
+#[test]
 fn a_long_healthy_answer_has_no_runaway() {
     // Varied text: a long answer, not a loop.
     let words: String = (0..400)
@@ -111,6 +130,20 @@ fn bounds_go_where_the_path_leads_and_only_there() {
     );
     assert_eq!(s["properties"]["a"]["maxLength"], bound::MAX_LENGTH_BOUND);
     assert_eq!(bound::apply(&mut s, &r), None);
+    // A pattern or format is the converter's rule: a maxLength beside it
+    // would change nothing.
+    for rule in [
+        json!({"pattern": "^[0-9.]{1,24}$"}),
+        json!({"format": "date"}),
+    ] {
+        let mut p = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        p["properties"]["a"]
+            .as_object_mut()
+            .unwrap()
+            .extend(rule.as_object().unwrap().clone());
+        assert_eq!(bound::apply(&mut p, &r), None, "{p}");
+        assert!(p["properties"]["a"].get("maxLength").is_none());
+    }
     // A minimum above what was produced leaves nothing to bound.
     let mut m = json!({"type": "array", "minItems": 200, "items": {"type": "integer"}});
     let r = cut::Runaway {

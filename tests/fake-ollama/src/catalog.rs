@@ -31,6 +31,7 @@ pub const FAULT_MODELS: &[&str] = &[
     "mid-cut",
     "loop-array",
     "loop-string",
+    "loop-repeat",
 ];
 
 /// Fault models with the `tools` capability (see the crate docs).

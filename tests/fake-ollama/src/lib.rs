@@ -16,7 +16,7 @@
 //! tools, thinking) and the fault models of [`FAULT_MODELS`] (completion only):
 //! `slow-first-byte`, `slow-stream`, `stream-cut`, `error-500`, `bad-json`, `truncated`,
 //! `invalid-then-valid`, `long-stream`, `echo`, `tool-json`, `reject-schema`, `dribble`,
-//! `mid-cut`, `loop-array`, `loop-string`:
+//! `mid-cut`, `loop-array`, `loop-string`, `loop-repeat`:
 //!
 //! - `slow-first-byte`: sleeps `SLOW_MS` (default 2000 ms) before the response head.
 //! - `slow-stream`: 200 ms between chunks. `stream-cut`: 3 chunks, then the connection is
@@ -38,6 +38,9 @@
 //!   until `options.num_predict` (default 1024 tokens, the fake's full context) cuts it, with
 //!   `done_reason` `length`; a `maxItems` / `maxLength` on that part makes it stop there and
 //!   close the JSON (see the `runaway` module).
+//! - `loop-repeat`: as `loop-string`, repeating `0`, and ended as Ollama ends an answer whose
+//!   token repeats more than 30 times in a row: no done chunk (`"done": false` in a whole
+//!   body). A `maxLength` lets it finish.
 //! - `text-call` (completion, tools): a tool model whose call Ollama's parser missed: given
 //!   `tools`, the content is `I'll look that up.` and a Qwen-style
 //!   `<tool_call>\n{"name": <first tool>, "arguments": <schema instance>}\n</tool_call>`

@@ -219,7 +219,7 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
         input.tools.clear();
     }
     let plan = match plan::prepare(&st, &input, is_chat) {
-        Ok(Prepared::Run(p)) => p,
+        Ok(Prepared::Run(p)) => *p,
         Ok(Prepared::Load(reason)) => return load_reply(&input.model, reason, is_chat),
         Err(e) => return e.native(stream),
     };
@@ -266,8 +266,8 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
             model: &model,
             created_at: wire::now(),
             message: msg,
-            done: true,
-            done_reason: plan.done_reason,
+            done: !plan.no_done,
+            done_reason: if plan.no_done { "" } else { plan.done_reason },
             metrics: Metrics::of(&plan),
         })
     } else {
@@ -277,8 +277,8 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
             created_at: wire::now(),
             response: &content,
             thinking: &thinking,
-            done: true,
-            done_reason: plan.done_reason,
+            done: !plan.no_done,
+            done_reason: if plan.no_done { "" } else { plan.done_reason },
             context: &ctx,
             metrics: Metrics::of(&plan),
         })
@@ -347,7 +347,7 @@ pub(crate) fn chat_event(model: &str, p: &Plan, i: usize) -> Option<Bytes> {
             },
             false,
         )
-    } else if i == n + usize::from(has_calls) {
+    } else if i == n + usize::from(has_calls) && !p.no_done {
         (
             Message {
                 role: "assistant",
@@ -405,7 +405,7 @@ pub(crate) fn generate_event(model: &str, p: &Plan, i: usize, raw: bool) -> Opti
         };
         return Some(line(&l));
     }
-    if i != n {
+    if i != n || p.no_done {
         return None;
     }
     let ctx = context(p, raw);

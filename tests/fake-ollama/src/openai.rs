@@ -193,7 +193,7 @@ async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
         Err(e) => return e.openai(),
     };
     let plan = match plan::prepare(&st, &req.input, chat) {
-        Ok(Prepared::Run(p)) => p,
+        Ok(Prepared::Run(p)) => *p,
         Ok(Prepared::Load(_)) => return ApiError::new(400, "prompt is required").openai(),
         Err(e) => return e.openai(),
     };

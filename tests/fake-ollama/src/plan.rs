@@ -60,6 +60,8 @@ pub struct Plan {
     pub delay: Duration,
     /// Drop the connection after this many chunks (no done chunk).
     pub cut_after: Option<usize>,
+    /// End the answer without a done chunk, as Ollama does when a token repeats too often.
+    pub no_done: bool,
     pub prompt_tokens: u64,
     pub started: Instant,
 }
@@ -87,7 +89,7 @@ impl Plan {
 pub enum Prepared {
     /// Empty messages/prompt: `done_reason` `load` or `unload`.
     Load(&'static str),
-    Run(Plan),
+    Run(Box<Plan>),
 }
 
 fn truthy(v: &Value) -> bool {
@@ -172,6 +174,7 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
         first_byte: Duration::ZERO,
         delay: st.chunk_delay,
         cut_after: None,
+        no_done: false,
         prompt_tokens: prompt_tokens(input),
         started,
     };
@@ -186,7 +189,7 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
         _ => {}
     }
     fill(st, input, format.as_ref(), &mut plan);
-    Ok(Prepared::Run(plan))
+    Ok(Prepared::Run(Box::new(plan)))
 }
 
 /// `None` = unconstrained, `Some(None)`-like "json" is represented as `Value::Null`.
@@ -325,10 +328,13 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
             plan.pieces.extend(text(split(&cut, 4)));
             plan.done_reason = "length";
         }
-        base @ ("loop-array" | "loop-string") => {
+        base @ ("loop-array" | "loop-string" | "loop-repeat") => {
             let kind = runaway::Kind::of(base).unwrap_or(runaway::Kind::Array);
             plan.pieces
                 .extend(text(split(&runaway::answer(format, kind), 4)));
+            if kind == runaway::Kind::Repeat {
+                plan.no_done = runaway::cut_repeats(&mut plan.pieces);
+            }
             let limit = runaway::CONTEXT_TOKENS;
             if !input.options.contains_key("num_predict") && plan.pieces.len() > limit {
                 plan.pieces.truncate(limit);

@@ -1,6 +1,8 @@
-//! The `loop-array` and `loop-string` fault models: a small model that, under a `format`,
-//! runs away inside the first list of values (an array of scalars, repeating its item) or the
-//! first free string (repeating `"la "`), until the token limit cuts it. A `maxItems` /
+//! The `loop-array`, `loop-string` and `loop-repeat` fault models: a small model that, under
+//! a `format`, runs away inside the first list of values (an array of scalars, repeating its
+//! item) or the first free string (repeating `"la "`, or `0` for `loop-repeat`), until the
+//! token limit cuts it (`loop-repeat`: until Ollama's cut of a token repeated too often, see
+//! [`cut_repeats`]). A `maxItems` /
 //! `maxLength` on that part stops it: the model then fills the part up to the bound and
 //! closes the JSON, as a grammar forces it to. Arrays of objects (a `tool_calls` list) get
 //! `minItems` items, at least one; everything else is the deterministic instance of
@@ -16,12 +18,18 @@ pub const CONTEXT_TOKENS: usize = 1024;
 const ENDLESS: usize = 8192;
 /// What an unbounded string repeats.
 const BABBLE: &str = "la ";
+/// What a `loop-repeat` string repeats: one token.
+const DIGIT: &str = "0";
+/// Ollama ends an answer once one token came more than this many times in a row.
+const REPEAT_CUT: usize = 30;
 
 /// Which kind of part runs away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Array,
     Text,
+    /// A string repeating one token.
+    Repeat,
 }
 
 impl Kind {
@@ -30,6 +38,7 @@ impl Kind {
         match model {
             "loop-array" => Some(Kind::Array),
             "loop-string" => Some(Kind::Text),
+            "loop-repeat" => Some(Kind::Repeat),
             _ => None,
         }
     }
@@ -42,7 +51,7 @@ pub fn answer(format: Option<&Value>, kind: Kind) -> String {
         Some(s @ Value::Object(_)) => s.clone(),
         _ => match kind {
             Kind::Array => json!({"type": "array", "items": {"type": "string"}}),
-            Kind::Text => json!({"type": "string"}),
+            Kind::Text | Kind::Repeat => json!({"type": "string"}),
         },
     };
     let mut looped = false;
@@ -90,11 +99,12 @@ fn write(s: &Value, kind: Kind, looped: &mut bool, out: &mut String, depth: usiz
             out.push_str(&vec![text; n].join(","));
             out.push(']');
         }
-        Some("string") if kind == Kind::Text && !*looped && o.get("format").is_none() => {
+        Some("string") if kind != Kind::Array && !*looped && o.get("format").is_none() => {
+            let babble = if kind == Kind::Repeat { DIGIT } else { BABBLE };
             let bound = o.get("maxLength").and_then(Value::as_u64);
             *looped |= bound.is_none();
-            let n = bound.map_or(ENDLESS * BABBLE.len(), |b| b as usize);
-            let text: String = BABBLE.chars().cycle().take(n).collect();
+            let n = bound.map_or(ENDLESS * babble.len(), |b| b as usize);
+            let text: String = babble.chars().cycle().take(n).collect();
             out.push_str(&Value::String(text).to_string());
         }
         _ => out.push_str(&schema::instance(s).to_string()),
@@ -122,4 +132,23 @@ fn object(o: &Map<String, Value>, kind: Kind, looped: &mut bool, out: &mut Strin
         write(&sub, kind, looped, out, depth + 1);
     }
     out.push('}');
+}
+
+/// Ollama's end of an answer that repeats itself: once one piece came more than
+/// [`REPEAT_CUT`] times in a row, the answer ends there, without a done chunk. `true` when
+/// it cut.
+pub fn cut_repeats(pieces: &mut Vec<crate::plan::Piece>) -> bool {
+    let mut run = 0usize;
+    for i in 1..pieces.len() {
+        if pieces[i].text == pieces[i - 1].text {
+            run += 1;
+        } else {
+            run = 0;
+        }
+        if run > REPEAT_CUT {
+            pieces.truncate(i);
+            return true;
+        }
+    }
+    false
 }

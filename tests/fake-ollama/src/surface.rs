@@ -174,6 +174,7 @@ impl Plan {
             first_byte: Duration::ZERO,
             delay: Duration::ZERO,
             cut_after: None,
+            no_done: false,
             prompt_tokens: 0,
             started: Instant::now(),
         }
@@ -279,7 +280,7 @@ where
 /// The plan for a request: its generation, or the idle answer to an empty conversation.
 pub fn planned(st: &Shared, input: &Input) -> Result<Plan, ApiError> {
     match plan::prepare(st, input, true)? {
-        Prepared::Run(p) => Ok(p),
+        Prepared::Run(p) => Ok(*p),
         Prepared::Load(reason) => st
             .find_model(&input.model)
             .map(|m| Plan::idle(m, reason))
