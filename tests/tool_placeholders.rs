@@ -41,7 +41,7 @@ async fn the_instruction_shows_shapes_not_values() {
 
 #[tokio::test]
 async fn a_copied_placeholder_is_retried_with_feedback() {
-    for placeholder in ["<city>", "{city}", "$city", "string", "<string>"] {
+    for placeholder in ["<city>", "{city}", "$city", "string", "<string>", "city"] {
         bounded(20, async {
             let bad = call_reply("get_weather", json!({"city": placeholder}));
             let good = call_reply("get_weather", json!({"city": "Tokyo"}));

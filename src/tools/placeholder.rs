@@ -9,6 +9,8 @@
 //!   placeholder word (`<value>`, `<your answer>`, `<tool name>`);
 //! - the bare word `string` for a string property
 //!   when the property is not about types (`type`, `kind`, `format`, …);
+//! - the property's own name (`{"city":"city"}`,
+//!   `{"tracking_number":"tracking number"}`);
 //! - only an ellipsis (`…`, `...`).
 //!
 //! Never a placeholder: a value the schema names (`enum`, `const`,
@@ -168,6 +170,9 @@ pub fn is_placeholder(value: &str, key: &str, schema: Option<&Value>) -> bool {
             || (!key.is_empty() && names_key(&word, &key));
     }
     let key = words(key);
+    if !key.is_empty() && words(v) == key {
+        return true;
+    }
     !TYPE_KEYS.contains(&key.as_str())
         && !key.ends_with(" type")
         && declared_types(schema).contains(&words(v).as_str())

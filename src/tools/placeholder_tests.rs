@@ -56,6 +56,10 @@ fn template_tokens_of_the_property_are_placeholders() {
     assert_eq!(found(json!({"cityName": "<city_name>"})), ["/cityName"]);
     assert_eq!(found(json!({"cityName": "<city>"})), ["/cityName"]);
     assert_eq!(found(json!({"tags": ["rain", "<tag>"]})), ["/tags/1"]);
+    // The property's own name as its value.
+    assert_eq!(found(json!({"city": "city"})), ["/city"]);
+    assert_eq!(found(json!({"cityName": "City name"})), ["/cityName"]);
+    assert!(found(json!({"city": "city centre"})).is_empty());
 }
 
 #[test]
