@@ -70,7 +70,8 @@ ROWS = {
     "augur-text": "augur, text mode (tools.mode: text)",
 }
 REF_B_POLICY = {"validate": {"repair": False, "max_retries": 0},
-                "tools": {"loop_breaker": False, "drop_ungrounded": False}}
+                "tools": {"loop_breaker": False, "drop_ungrounded": False,
+                          "answer_unrelated": False}}
 # The `defaults:` block of each row's policy file, and its name in notes.
 ROW_POLICIES = {
     "b": ("ref-b", REF_B_POLICY),

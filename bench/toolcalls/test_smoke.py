@@ -112,7 +112,7 @@ def test_ref_b_policy_is_applied_as_far_as_augur_accepts_it(run):
     stdout, results = run
     note = next(n for n in results["notes"] if n.startswith("ref-b policy applied"))
     assert "validate.repair=false" in note and "validate.max_retries=0" in note
-    for key in ("tools.loop_breaker", "tools.drop_ungrounded"):
+    for key in ("tools.loop_breaker", "tools.drop_ungrounded", "tools.answer_unrelated"):
         assert key in note  # applied, or listed as left out
     assert note in stdout
 
