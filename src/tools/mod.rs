@@ -129,6 +129,7 @@ pub mod choice;
 pub mod envelope;
 pub mod grounding;
 pub mod history;
+pub(crate) mod leaves;
 pub(crate) mod numbers;
 pub mod parse;
 pub mod placeholder;
