@@ -142,9 +142,11 @@ fn rewrite(
             (body, None)
         };
         let reask_format = answer_format.clone().filter(|_| tp.loop_breaker);
-        let question = last_user_text(&messages).to_string();
+        let question = tp
+            .answer_unrelated
+            .then(|| last_user_text(&messages).to_string());
         let mut screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
-        if tp.answer_unrelated {
+        if let Some(question) = question {
             screen = screen.answering_unrelated(&question, answer_format);
         }
         let expect = Expect::Tools {

@@ -31,9 +31,7 @@ const STOPWORDS: &[&str] = &[
 /// The tools' indexes, most relevant to `question` first; ties keep the
 /// declared order. `None` when no tool shares a word with the question.
 pub fn rank(tools: &[&Tool], question: &str) -> Option<Vec<usize>> {
-    let asked: HashSet<String> = words(clip(question, MAX_QUESTION))
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect();
+    let asked: HashSet<String> = asked(question).collect();
     if asked.is_empty() {
         return None;
     }
@@ -75,10 +73,14 @@ pub fn rank(tools: &[&Tool], question: &str) -> Option<Vec<usize>> {
 /// none of them: not in its name, description or parameter names.
 pub fn unrelated(tool: &Tool, question: &str) -> bool {
     let (name, rest) = vocabulary(tool);
-    let mut asked = words(clip(question, MAX_QUESTION))
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .peekable();
+    let mut asked = asked(question).peekable();
     asked.peek().is_some() && asked.all(|w| !name.contains(&w) && !rest.contains(&w))
+}
+
+/// The words of `question` (its first [`MAX_QUESTION`] bytes) that are
+/// not stopwords.
+fn asked(question: &str) -> impl Iterator<Item = String> + '_ {
+    words(clip(question, MAX_QUESTION)).filter(|w| !STOPWORDS.contains(&w.as_str()))
 }
 
 /// A tool's words: from its name, and from its description and parameter
