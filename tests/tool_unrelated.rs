@@ -2,7 +2,8 @@
 //! an answer is to a tool sharing no word with the question, with values
 //! found nowhere in the conversation ("Hi there!" →
 //! `get_weather({"city":"Paris"})`), augur asks once more for an answer,
-//! whole and streamed. A related or grounded call goes out as made, and so
+//! whole and streamed, also when a value is a placeholder (not retried
+//! first). A related or grounded call goes out as made, and so
 //! do the calls with `tools.answer_unrelated: false`, with `tool_choice`
 //! requiring a call, or when the re-ask brings no answer.
 
@@ -48,6 +49,32 @@ async fn an_unrelated_invented_call_is_asked_again_for_an_answer() {
         assert_eq!(sent["format"], answer_branch());
         let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(last["content"], "Hi there! How are you?");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_unrelated_call_with_a_placeholder_is_asked_for_an_answer_not_retried() {
+    bounded(20, async {
+        for stream in [false, true] {
+            let echo = call_reply("get_weather", json!({"city": "city"}));
+            let live = scripted(vec![echo, answer_reply(ANSWER)], "{}").await;
+            let r = chat(&live, stream, json!([weather_tool()]), greeting()).await;
+            assert_eq!(r.status(), 200, "stream {stream}");
+            let text = if stream {
+                let chunks = ndjson(&r.text().await.unwrap());
+                assert_eq!(chunks.last().unwrap()["augur_repaired"], "unrelated");
+                streamed_answer(&chunks)
+            } else {
+                assert_eq!(header(&r, "x-augur-repaired"), Some("unrelated"));
+                let v: Value = r.json().await.unwrap();
+                v["message"]["content"].as_str().unwrap().to_owned()
+            };
+            assert_eq!(text, ANSWER, "stream {stream}");
+            // Asked for an answer, not for the call again with feedback.
+            let sent = live.fake.last_json("/api/chat").unwrap();
+            assert_eq!(sent["format"], answer_branch(), "stream {stream}");
+        }
     })
     .await;
 }

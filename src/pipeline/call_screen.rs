@@ -293,7 +293,7 @@ impl StreamScreen {
         let verdict = if screen.is_repeat(call) {
             self.held.push(call.clone());
             Admit::Hold
-        } else if self.sent == 0 && screen.is_unrelated(set, call) {
+        } else if self.holds_unrelated(screen, set, call) {
             self.unrelated.push(call.clone());
             Admit::Hold
         } else {
@@ -304,6 +304,11 @@ impl StreamScreen {
             self.seen.push(call.clone());
         }
         verdict
+    }
+
+    /// Whether [`Self::admit`] would hold `call` as one nobody asked for.
+    pub fn holds_unrelated(&self, screen: &CallScreen, set: &ToolSet, call: &ToolCall) -> bool {
+        self.sent == 0 && screen.is_unrelated(set, call)
     }
 
     /// Whether repeats, or calls nobody asked for, are held.

@@ -162,7 +162,10 @@ fn interpret_tools(
 }
 
 /// Check (and repair) each call, exact repeats dropped; violations are
-/// prefixed with the tool's name.
+/// prefixed with the tool's name. When every call is one nobody asked for
+/// (see [`super::call_screen::CallScreen::is_unrelated`]), their
+/// placeholders are not violations: the screen withholds those calls and
+/// asks for an answer, which a retry to fill them in would only delay.
 pub(super) fn check_calls(
     interp: &mut Interp,
     calls: Vec<ToolCall>,
@@ -170,7 +173,9 @@ pub(super) fn check_calls(
     screen: &super::call_screen::CallScreen,
     repair: bool,
 ) {
-    for mut call in checks::dedupe(calls) {
+    let calls = checks::dedupe(calls);
+    let withheld = !calls.is_empty() && calls.iter().all(|c| screen.is_unrelated(set, c));
+    for mut call in calls {
         interp.unchecked |= set.get(&call.name).is_some_and(|t| !t.exact());
         let mut violations = checks::check_call(set, &call);
         if !violations.is_empty() && repair {
@@ -183,7 +188,9 @@ pub(super) fn check_calls(
                 call = candidate;
             }
         }
-        violations.extend(screen.violations(set, &call));
+        if !withheld {
+            violations.extend(screen.violations(set, &call));
+        }
         for v in violations {
             interp.violations.push(Violation {
                 pointer: format!("{}{}", call.name, v.pointer),

@@ -218,7 +218,10 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                         continue;
                     }
                     let original = call.clone();
-                    let Some(call) = checked_call(job, set, call, &mut p)? else {
+                    // A call the gate will hold as one nobody asked for is
+                    // checked for placeholders only if it goes out after all.
+                    let held = gate.holds_unrelated(screen, set, &call);
+                    let Some(call) = checked_call(job, set, call, !held, &mut p)? else {
                         return job
                             .stream_complete(Route::Chat, tx, p.sent_thinking, None)
                             .await;
@@ -228,7 +231,16 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     if gate.admit(screen, set, &call) != Admit::Send {
                         continue;
                     }
-                    for call in gate.take_unrelated().iter().chain([&call]) {
+                    let released = gate.take_unrelated();
+                    let placeholders = released
+                        .iter()
+                        .any(|c| !screen.violations(set, c).is_empty());
+                    if placeholders && job.validate.enabled && job.validate.max_retries > 0 {
+                        return job
+                            .stream_complete(Route::Chat, tx, p.sent_thinking, None)
+                            .await;
+                    }
+                    for call in released.iter().chain([&call]) {
                         if !send_call(job, tx, &model, call, &mut p).await {
                             return Ok(());
                         }
@@ -343,12 +355,13 @@ async fn send_answer(
     Ok(())
 }
 
-/// Validate (and repair) one completed call. `Ok(None)` = fall back to the
-/// whole-answer path.
+/// Validate (and repair) one completed call, its placeholders too when
+/// `placeholders`. `Ok(None)` = fall back to the whole-answer path.
 fn checked_call(
     job: &Job,
     set: &tools::ToolSet,
     mut call: ToolCall,
+    placeholders: bool,
     p: &mut Progress,
 ) -> Result<Option<ToolCall>, ProxyError> {
     let mut violations = checks::check_call(set, &call);
@@ -364,7 +377,9 @@ fn checked_call(
             }
         }
     }
-    if let Expect::Tools { screen, .. } = &job.expect {
+    if let Expect::Tools { screen, .. } = &job.expect
+        && placeholders
+    {
         violations.extend(screen.violations(set, &call));
     }
     if violations.is_empty() || !job.validate.enabled {
