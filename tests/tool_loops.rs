@@ -43,9 +43,11 @@ async fn a_repeated_answered_call_is_asked_again_once_for_an_answer() {
         assert_eq!(sent["format"], answer_branch());
         let last = last_sent_message(&live);
         assert!(last.starts_with("Tool result for get_weather: "), "{last}");
+        assert!(!last.contains("is above"), "{last}");
+        let system = sent["messages"][0]["content"].as_str().unwrap();
         assert!(
-            last.ends_with("\n\n(The result of get_weather is above: reply with the answer.)"),
-            "{last}"
+            system.ends_with("\nThe result of get_weather is above: reply with the answer."),
+            "{system}"
         );
     })
     .await;

@@ -108,24 +108,21 @@ fn the_note_names_the_tools_once_and_follows_the_last_user_turn() {
     let text = note(&repeats);
     assert_eq!(
         text,
-        "(The result of get_weather and factorial is above: reply with the answer.)"
+        "The result of get_weather and factorial is above: reply with the answer."
     );
     let mut body = Map::new();
     body.insert(
         "messages".into(),
-        json!([{"role":"user","content":"Tool result for f: 1"}]),
+        json!([{"role":"system","content":"I."},{"role":"user","content":"Tool result for f: 1"}]),
     );
     add_note(&mut body, "N.");
     assert_eq!(
         body["messages"],
-        json!([{"role":"user","content":"Tool result for f: 1\n\nN."}])
+        json!([{"role":"system","content":"I.\nN."},{"role":"user","content":"Tool result for f: 1"}])
     );
-    body.insert(
-        "messages".into(),
-        json!([{"role":"assistant","content":"x"}]),
-    );
+    body.insert("messages".into(), json!([{"role":"user","content":"x"}]));
     add_note(&mut body, "N.");
-    assert_eq!(body["messages"][1], json!({"role":"user","content":"N."}));
+    assert_eq!(body["messages"][0], json!({"role":"system","content":"N."}));
 }
 
 #[test]

@@ -22,7 +22,7 @@ pub fn note_for(repeats: &[ToolCall]) -> Option<String> {
 
 /// Ask once more, for an answer only: the envelope's answer branch as the
 /// format (in grammar mode, also after a text-mode answer), with `note`
-/// (see [`note_for`]) added to the last user message. `None` when the
+/// (see [`note_for`]) added to the system message. `None` when the
 /// choice allows no answer or no answer came back (then the calls stand).
 /// An answer cut off by the token limit is returned as far as it got, with
 /// `done_reason: "length"`, as a native model's would be.
@@ -111,8 +111,7 @@ pub(super) fn answer_so_far(raw: &str, set: &ToolSet) -> Option<String> {
     (answered && !text.trim().is_empty()).then_some(text)
 }
 
-/// The one-line note of a re-ask. Put as an aside: small models repeat a
-/// plain instruction in their answer.
+/// The one-line note of a re-ask.
 pub(super) fn note(repeats: &[ToolCall]) -> String {
     let mut names: Vec<&str> = Vec::new();
     for call in repeats {
@@ -121,21 +120,23 @@ pub(super) fn note(repeats: &[ToolCall]) -> String {
         }
     }
     let names = names.join(" and ");
-    format!("(The result of {names} is above: reply with the answer.)")
+    format!("The result of {names} is above: reply with the answer.")
 }
 
-/// Append `note` to the last user message, or add it as one.
+/// Append `note` to the leading system message, where augur's instruction
+/// is, or add one. In the last user message, Gemma 3 270M copied it as its
+/// answer in 6 of 15 answered calls; from the system message, in none.
 pub(super) fn add_note(body: &mut Map<String, Value>, note: &str) {
     let Some(Value::Array(messages)) = body.get_mut("messages") else {
         return;
     };
-    if let Some(Value::Object(last)) = messages.last_mut()
-        && last.get("role").and_then(Value::as_str) == Some("user")
-        && let Some(Value::String(content)) = last.get_mut("content")
+    if let Some(Value::Object(first)) = messages.first_mut()
+        && first.get("role").and_then(Value::as_str) == Some("system")
+        && let Some(Value::String(content)) = first.get_mut("content")
     {
-        content.push_str("\n\n");
+        content.push('\n');
         content.push_str(note);
         return;
     }
-    messages.push(json!({"role": "user", "content": note}));
+    messages.insert(0, json!({"role": "system", "content": note}));
 }
