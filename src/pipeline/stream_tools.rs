@@ -231,14 +231,15 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     if gate.admit(screen, set, &call) != Admit::Send {
                         continue;
                     }
-                    let released = gate.take_unrelated();
-                    let placeholders = released
-                        .iter()
-                        .any(|c| !screen.violations(set, c).is_empty());
-                    if placeholders && job.validate.enabled && job.validate.max_retries > 0 {
-                        return job
-                            .stream_complete(Route::Chat, tx, p.sent_thinking, None)
-                            .await;
+                    // Held calls go out after all: checked in full now.
+                    let mut released = Vec::new();
+                    for held in gate.take_unrelated() {
+                        let Some(held) = checked_call(job, set, held, true, &mut p)? else {
+                            return job
+                                .stream_complete(Route::Chat, tx, p.sent_thinking, None)
+                                .await;
+                        };
+                        released.push(held);
                     }
                     for call in released.iter().chain([&call]) {
                         if !send_call(job, tx, &model, call, &mut p).await {
