@@ -5,7 +5,8 @@
 //! whole and streamed, also when a value is a placeholder (not retried
 //! first). A related or grounded call goes out as made, and so
 //! do the calls with `tools.answer_unrelated: false`, with `tool_choice`
-//! requiring a call, or when the re-ask brings no answer.
+//! requiring a call, or when the re-ask brings no answer. A first question
+//! that shares no word with any tool is asked for an answer at once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -24,8 +25,14 @@ use serde_json::{Value, json};
 
 const ANSWER: &str = "Hello! I am well, thank you.";
 
+/// A greeting after an earlier exchange (a first question that relates to
+/// no tool is asked for an answer at once; see the last tests).
 fn greeting() -> Vec<Value> {
-    vec![json!({"role": "user", "content": "Hi there! How are you?"})]
+    vec![
+        json!({"role": "user", "content": "Good morning."}),
+        json!({"role": "assistant", "content": "Good morning!"}),
+        json!({"role": "user", "content": "Hi there! How are you?"}),
+    ]
 }
 
 fn paris() -> String {
@@ -168,6 +175,47 @@ async fn a_required_call_is_never_replaced() {
         let call = &v["choices"][0]["message"]["tool_calls"][0]["function"];
         assert_eq!(call["name"], "get_weather", "{v}");
         assert_eq!(live.fake.requests("/api/chat"), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_first_question_no_tool_relates_to_is_asked_for_an_answer_at_once() {
+    bounded(30, async {
+        let first = vec![json!({"role": "user", "content": "Hi there! How are you?"})];
+        for policy in ["{}", "defaults:\n  tools: {mode: text}\n"] {
+            for stream in [false, true] {
+                let live = scripted(vec![answer_reply(ANSWER)], policy).await;
+                let r = chat(&live, stream, json!([weather_tool()]), first.clone()).await;
+                assert_eq!(r.status(), 200);
+                assert_eq!(header(&r, "x-augur-repaired"), None);
+                let text = r.text().await.unwrap();
+                let answer = if stream {
+                    streamed_answer(&ndjson(&text))
+                } else {
+                    let v: Value = serde_json::from_str(&text).unwrap();
+                    v["message"]["content"].as_str().unwrap().to_owned()
+                };
+                assert_eq!(answer, ANSWER, "{policy} stream {stream}");
+                // One request, for the answer branch only.
+                assert_eq!(live.fake.requests("/api/chat"), 1);
+                let sent = live.fake.last_json("/api/chat").unwrap();
+                assert_eq!(sent["format"], answer_branch(), "{policy} stream {stream}");
+            }
+        }
+
+        // Related, or after an earlier exchange, or with the rule off: the
+        // whole envelope, calls included.
+        let related = vec![json!({"role": "user", "content": "Weather in Oslo?"})];
+        let off = "defaults:\n  tools: {answer_unrelated: false}\n";
+        for (messages, policy) in [(related, "{}"), (greeting(), "{}"), (first, off)] {
+            let live = scripted(vec![answer_reply(ANSWER)], policy).await;
+            let r = chat(&live, false, json!([weather_tool()]), messages).await;
+            assert_eq!(r.status(), 200);
+            let sent = live.fake.last_json("/api/chat").unwrap();
+            assert_ne!(sent["format"], answer_branch(), "{policy}");
+            assert!(sent["format"].to_string().contains("get_weather"), "{sent}");
+        }
     })
     .await;
 }

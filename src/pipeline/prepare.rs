@@ -113,11 +113,25 @@ fn rewrite(
                 answer
             }
         });
+        // A first question that shares no word with any tool: any call
+        // would be one nobody asked for, withheld and re-asked for an
+        // answer (see `call_screen`), so the answer is asked for at once.
+        let direct = match &answer_format {
+            Some(answer) if tp.answer_unrelated && nobody_asks(&tp.set, &messages) => {
+                body.insert("format".into(), answer.clone());
+                tracing::debug!("no tool relates to the question: asking for an answer");
+                true
+            }
+            _ => false,
+        };
         // Text mode, for an answer that is text: no format, the model's
         // own call form; the grammar-mode body is kept for an answer that
         // cannot be read.
-        let text_mode =
-            tp.mode == ToolsMode::Text && !plan.think && answer_schema.is_none() && !json_answer;
+        let text_mode = tp.mode == ToolsMode::Text
+            && !direct
+            && !plan.think
+            && answer_schema.is_none()
+            && !json_answer;
         let (body, text) = if text_mode {
             let mut text_body = body.clone();
             text_body.remove("format");
@@ -201,6 +215,24 @@ fn rewrite(
     };
     let _ = route;
     Ok((body, expect))
+}
+
+/// Whether `messages` are a first question (system messages and user
+/// messages only, the user's last) sharing no word with any tool of `set`.
+fn nobody_asks(set: &tools::ToolSet, messages: &[Value]) -> bool {
+    fn role(m: &Value) -> &str {
+        m.get("role").and_then(Value::as_str).unwrap_or_default()
+    }
+    let first_question = messages.last().is_some_and(|m| role(m) == "user")
+        && messages
+            .iter()
+            .all(|m| matches!(role(m), "system" | "user"));
+    let question = last_user_text(messages);
+    first_question
+        && set
+            .tools()
+            .iter()
+            .all(|tool| tools::relevance::unrelated(tool, question))
 }
 
 /// The text of the latest user message (empty when there is none).

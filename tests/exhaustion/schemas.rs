@@ -153,7 +153,7 @@ async fn two_hundred_tools_with_small_ref_fans_send_a_bounded_format() {
     };
     let body = |n: usize| {
         json!({"model": "gemma3", "stream": false, "tools": (0..n).map(tool).collect::<Vec<_>>(),
-            "messages": [{"role": "user", "content": "hi"}]})
+            "messages": [{"role": "user", "content": "Run t0."}]})
     };
     assert!(body(200).to_string().len() < 200_000);
     // A few such tools fit: the format is sent.
