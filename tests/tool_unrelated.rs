@@ -6,7 +6,8 @@
 //! first). A related or grounded call goes out as made, and so
 //! do the calls with `tools.answer_unrelated: false`, with `tool_choice`
 //! requiring a call, or when the re-ask brings no answer. A first question
-//! that shares no word with any tool is asked for an answer at once.
+//! that shares no word with any tool and offers no value a call could take
+//! is asked for an answer at once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -204,11 +205,18 @@ async fn a_first_question_no_tool_relates_to_is_asked_for_an_answer_at_once() {
             }
         }
 
-        // Related, or after an earlier exchange, or with the rule off: the
-        // whole envelope, calls included.
+        // Related, offering a value (a name), after an earlier exchange, or
+        // with the rule off: the whole envelope, calls included.
         let related = vec![json!({"role": "user", "content": "Weather in Oslo?"})];
+        let named = vec![json!({"role": "user", "content": "Anything new in Oslo?"})];
         let off = "defaults:\n  tools: {answer_unrelated: false}\n";
-        for (messages, policy) in [(related, "{}"), (greeting(), "{}"), (first, off)] {
+        let cases = [
+            (related, "{}"),
+            (named, "{}"),
+            (greeting(), "{}"),
+            (first, off),
+        ];
+        for (messages, policy) in cases {
             let live = scripted(vec![answer_reply(ANSWER)], policy).await;
             let r = chat(&live, false, json!([weather_tool()]), messages).await;
             assert_eq!(r.status(), 200);

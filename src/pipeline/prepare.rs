@@ -113,9 +113,10 @@ fn rewrite(
                 answer
             }
         });
-        // A first question that shares no word with any tool: any call
-        // would be one nobody asked for, withheld and re-asked for an
-        // answer (see `call_screen`), so the answer is asked for at once.
+        // A first question that shares no word with any tool and offers
+        // no value: any call would be one nobody asked for, withheld and
+        // re-asked for an answer (see `call_screen`), so the answer is
+        // asked for at once.
         let direct = match &answer_format {
             Some(answer) if tp.answer_unrelated && nobody_asks(&tp.set, &messages) => {
                 body.insert("format".into(), answer.clone());
@@ -218,7 +219,8 @@ fn rewrite(
 }
 
 /// Whether `messages` are a first question (system messages and user
-/// messages only, the user's last) sharing no word with any tool of `set`.
+/// messages only, the user's last) sharing no word with any tool of `set`
+/// and offering no value a call could take.
 fn nobody_asks(set: &tools::ToolSet, messages: &[Value]) -> bool {
     fn role(m: &Value) -> &str {
         m.get("role").and_then(Value::as_str).unwrap_or_default()
@@ -233,6 +235,7 @@ fn nobody_asks(set: &tools::ToolSet, messages: &[Value]) -> bool {
             .tools()
             .iter()
             .all(|tool| tools::relevance::unrelated(tool, question))
+        && !tools::offers::offers_values(set.tools(), question)
 }
 
 /// The text of the latest user message (empty when there is none).

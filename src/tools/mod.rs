@@ -131,6 +131,7 @@ pub mod grounding;
 pub mod history;
 pub(crate) mod leaves;
 pub(crate) mod numbers;
+pub mod offers;
 pub mod parse;
 pub mod placeholder;
 pub mod prompt;

@@ -1,0 +1,170 @@
+//! Whether a question holds something a tool's argument could take: the
+//! values a call could be grounded in ([`crate::tools::grounding`]). A
+//! question that shares no word with any tool and offers no value can only
+//! be answered with calls nobody asked for, so it is asked for an answer
+//! at once (see `tools.answer_unrelated`).
+//!
+//! Read as values: quoted text, a word holding a digit (`1Z999AA1`,
+//! `2025-12-24`, `18:00`; a bare number such as `26.2` only when some tool
+//! takes a number), a capitalized word that does not start a sentence
+//! (`Japan`, `AAPL`; any all-capital word), and words holding `@`, `/` or
+//! an inner `.` (addresses, paths, hosts). A sentence's first word is not
+//! read as a name ("Japan's population?" offers nothing by this reading).
+
+use serde_json::Value;
+
+use super::Tool;
+
+/// Bytes of the question that are read.
+const MAX_QUESTION: usize = 2048;
+/// Schema nodes looked at for a numeric parameter, per tool.
+const MAX_NODES: usize = 256;
+
+/// Whether `question` offers a value some tool of `tools` could take.
+pub fn offers_values(tools: &[Tool], question: &str) -> bool {
+    let question = clip(question, MAX_QUESTION);
+    if ['"', '“', '”', '«', '`']
+        .iter()
+        .any(|q| question.contains(*q))
+    {
+        return true;
+    }
+    let numeric = tools.iter().any(|t| takes_a_number(&t.parameters));
+    let mut starts_sentence = true;
+    for raw in question.split_whitespace() {
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        if is_value(word, starts_sentence, numeric) {
+            return true;
+        }
+        starts_sentence = raw.ends_with(['.', '!', '?', ':', ';']) || word.is_empty();
+    }
+    false
+}
+
+fn is_value(word: &str, starts_sentence: bool, numeric: bool) -> bool {
+    let mut chars = word.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    if word.chars().any(|c| c.is_ascii_digit()) {
+        let bare_number = word
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == ',');
+        return numeric || !bare_number;
+    }
+    if word.contains(['@', '/']) || word.trim_end_matches('.').contains('.') {
+        return true;
+    }
+    let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+    let all_caps = letters >= 2 && word.chars().all(|c| !c.is_lowercase());
+    if all_caps {
+        return true;
+    }
+    first.is_uppercase() && !starts_sentence && word != "I" && !word.starts_with("I'")
+}
+
+/// Whether a parameters schema has a `number` or `integer` anywhere
+/// (within [`MAX_NODES`] nodes; past them, as if it had).
+fn takes_a_number(schema: &Value) -> bool {
+    let mut stack = vec![schema];
+    let mut seen = 0;
+    while let Some(node) = stack.pop() {
+        seen += 1;
+        if seen > MAX_NODES {
+            return true;
+        }
+        match node {
+            Value::Object(map) => {
+                if let Some(t) = map.get("type") {
+                    let numeric = |v: &Value| matches!(v.as_str(), Some("number" | "integer"));
+                    if numeric(t) || t.as_array().is_some_and(|a| a.iter().any(numeric)) {
+                        return true;
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolSet;
+    use serde_json::json;
+
+    fn set(params: Value) -> ToolSet {
+        let tool = json!({"type": "function", "function": {"name": "t", "parameters": params}});
+        ToolSet::from_request(&[tool]).unwrap()
+    }
+
+    fn strings() -> ToolSet {
+        set(json!({"type": "object", "properties": {"city": {"type": "string"}}}))
+    }
+
+    fn numbers() -> ToolSet {
+        set(json!({"type": "object", "properties": {"n": {"type": ["integer", "null"]}}}))
+    }
+
+    #[test]
+    fn bare_questions_offer_nothing() {
+        for q in [
+            "Hi there! How are you?",
+            "Thanks, that's all I needed!",
+            "Write a haiku about autumn leaves.",
+            "Can you explain what a noun is? I'd like to know.",
+            "",
+        ] {
+            assert!(!offers_values(strings().tools(), q), "{q}");
+        }
+    }
+
+    #[test]
+    fn names_quotes_ids_and_addresses_are_values() {
+        for q in [
+            "How many people live in Japan?",
+            "Who wrote Romeo and Juliet?",
+            "What is AAPL at?",
+            "Spell the word \"banana\" backwards.",
+            "Where is 1Z999AA10123456784 now?",
+            "Remind me on 2025-12-24 at 18:00.",
+            "ping example.com please",
+            "mail bob@example.org",
+            "open /etc/hosts",
+        ] {
+            assert!(offers_values(strings().tools(), q), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_bare_number_is_a_value_only_for_a_tool_taking_numbers() {
+        assert!(!offers_values(strings().tools(), "What is 2 + 2?"));
+        assert!(offers_values(numbers().tools(), "What is 2 + 2?"));
+        assert!(offers_values(numbers().tools(), "How far is 26.2 miles?"));
+    }
+
+    #[test]
+    fn deep_schemas_are_bounded() {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..120 {
+            schema = json!({"type": "object", "properties": {"x": schema}});
+        }
+        assert!(takes_a_number(&schema), "past the budget, as if numeric");
+        assert!(!takes_a_number(&json!({"type": "object"})));
+        assert_eq!(clip("aé", 2), "a");
+    }
+}
