@@ -217,5 +217,8 @@ async fn run(
         usage: &admitted.usage,
         fallback,
     };
-    pipeline::run(cx, exchange).await
+    // Boxed: the pipeline's state is tens of KB, which would otherwise be
+    // part of every request's handler future, forwarded ones included,
+    // and copied each time that future moves.
+    Box::pin(pipeline::run(cx, exchange)).await
 }

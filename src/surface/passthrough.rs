@@ -45,20 +45,13 @@ pub async fn handle(State(state): State<AppState>, admitted: Admitted, req: Requ
 pub async fn forward(state: &AppState, req: Request) -> Result<Response, ProxyError> {
     let client = req.extensions().get::<ClientInfo>().cloned();
     let timing = req.extensions().get::<std::sync::Arc<Timing>>().cloned();
-    if state.fleet.is_single() {
-        return state
-            .fleet
-            .forward(req, &Target::First, None, client, timing)
-            .await;
-    }
     let (target, replay) = match req.extensions().get::<Admitted>() {
-        Some(admitted) => (target(admitted), replay(admitted, &req)),
-        None => (Target::First, None),
+        Some(admitted) if !state.fleet.is_single() => (target(admitted), replay(admitted, &req)),
+        _ => (Target::First, None),
     };
-    state
-        .fleet
-        .forward(req, &target, replay, client, timing)
-        .await
+    // Boxed: the upstream exchange's state (several KB) is then allocated
+    // once instead of being copied into each future that awaits it.
+    Box::pin(state.fleet.forward(req, &target, replay, client, timing)).await
 }
 
 /// Where an admitted request goes (see the module doc).

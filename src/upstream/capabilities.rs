@@ -75,10 +75,14 @@ impl Capabilities {
             .client(upstream)
             .ok_or_else(|| ProxyError::Internal(format!("no upstream {upstream}")))?
             .clone();
-        self.cache
+        // Boxed: the lookup's state (an upstream exchange) stays out of
+        // the futures of the requests that ask.
+        let lookup = self
+            .cache
             .try_get_with((upstream, model.to_string()), async move {
                 fetch(&client, model).await.map(Arc::new)
-            })
+            });
+        Box::pin(lookup)
             .await
             .map_err(|e: Arc<ProxyError>| match &*e {
                 ProxyError::UpstreamTimeout(ms) => ProxyError::UpstreamTimeout(*ms),
