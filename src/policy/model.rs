@@ -168,7 +168,9 @@ pub struct ModelPolicy {
     pub drop_ungrounded: bool,
     /// `tools: {answer_unrelated}`; default true: an answer whose every
     /// call is to a tool sharing no word with the question, with values
-    /// found nowhere in the conversation, is asked again for an answer.
+    /// found nowhere in the conversation, is asked again for an answer; a
+    /// first question no tool relates to, offering no value, is asked for
+    /// an answer at once.
     pub answer_unrelated: bool,
     /// `tools: {rescue_text_calls}`; unset = on under `emulate_tools:
     /// auto`: a call written as text in the answer of a model with native
