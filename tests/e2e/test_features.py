@@ -85,6 +85,21 @@ def test_tools_on_a_tool_less_model(augur_url, model_name):
         assert "get_" in r.json()["error"] or "tool" in r.json()["error"]
 
 
+def test_a_greeting_no_tool_relates_to_is_answered_in_one_call(augur_url, model_name):
+    """The model alone calls a tool for "Hi there!"; augur asks for the
+    answer at once instead of withholding that call and asking again."""
+    body = {
+        "model": model_name, "stream": False, "options": OPTS,
+        "messages": [{"role": "user", "content": "Hi there! How are you?"}],
+        "tools": [CITY_TOOL, TIME_TOOL],
+    }
+    r = post(augur_url, "/api/chat", body)
+    assert r.status_code == 200, r.text
+    assert "x-augur-attempts" not in r.headers and "x-augur-repaired" not in r.headers, r.headers
+    message = r.json()["message"]
+    assert not message.get("tool_calls") and message["content"].strip(), message
+
+
 def test_required_tool_choice_streams_a_real_call(augur_url, model_name):
     body = {
         "model": model_name, "options": OPTS, "tool_choice": "required",
