@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::Tool;
+use super::{Tool, relevance::clip};
 
 /// Bytes of the question that are read.
 const MAX_QUESTION: usize = 2048;
@@ -90,17 +90,6 @@ fn takes_a_number(schema: &Value) -> bool {
     false
 }
 
-fn clip(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +154,5 @@ mod tests {
         }
         assert!(takes_a_number(&schema), "past the budget, as if numeric");
         assert!(!takes_a_number(&json!({"type": "object"})));
-        assert_eq!(clip("aé", 2), "a");
     }
 }

@@ -133,7 +133,8 @@ fn stem(w: String) -> String {
     }
 }
 
-fn clip(text: &str, max: usize) -> &str {
+/// The longest prefix of `text` of at most `max` bytes on a char boundary.
+pub(super) fn clip(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
