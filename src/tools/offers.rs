@@ -29,11 +29,15 @@ pub fn offers_values(tools: &[Tool], question: &str) -> bool {
     {
         return true;
     }
-    let numeric = tools.iter().any(|t| takes_a_number(&t.parameters));
+    // Whether some tool takes a number: looked up once, at the first bare
+    // number.
+    let mut numeric = None;
+    let mut takes_numbers =
+        || *numeric.get_or_insert_with(|| tools.iter().any(|t| takes_a_number(&t.parameters)));
     let mut starts_sentence = true;
     for raw in question.split_whitespace() {
         let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
-        if is_value(word, starts_sentence, numeric) {
+        if is_value(word, starts_sentence, &mut takes_numbers) {
             return true;
         }
         starts_sentence = raw.ends_with(['.', '!', '?', ':', ';']) || word.is_empty();
@@ -41,18 +45,19 @@ pub fn offers_values(tools: &[Tool], question: &str) -> bool {
     false
 }
 
-fn is_value(word: &str, starts_sentence: bool, numeric: bool) -> bool {
-    let mut chars = word.chars();
-    let Some(first) = chars.next() else {
+/// Whether one `word` (trimmed of punctuation at both ends) reads as a
+/// value; `takes_numbers` is asked only for a bare number.
+fn is_value(word: &str, starts_sentence: bool, takes_numbers: &mut impl FnMut() -> bool) -> bool {
+    let Some(first) = word.chars().next() else {
         return false;
     };
     if word.chars().any(|c| c.is_ascii_digit()) {
         let bare_number = word
             .chars()
             .all(|c| c.is_ascii_digit() || c == '.' || c == ',');
-        return numeric || !bare_number;
+        return !bare_number || takes_numbers();
     }
-    if word.contains(['@', '/']) || word.trim_end_matches('.').contains('.') {
+    if word.contains(['@', '/', '.']) {
         return true;
     }
     let letters = word.chars().filter(|c| c.is_alphabetic()).count();
