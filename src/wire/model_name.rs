@@ -16,6 +16,8 @@
 //! (`:cloud`, `-cloud` on a tag) names a different model and is kept, as
 //! `:cloud` after the tag.
 
+use std::borrow::Cow;
+
 /// Ollama's default registry host.
 const DEFAULT_HOST: &str = "registry.ollama.ai";
 /// Ollama's default namespace.
@@ -32,21 +34,26 @@ enum Source {
 }
 
 /// Split a `:local` / `:cloud` suffix, or a `-cloud` tag suffix, off `raw`.
-fn source_suffix(raw: &str) -> (String, Source) {
+fn source_suffix(raw: &str) -> (Cow<'_, str>, Source) {
     if let Some(idx) = raw.rfind(':') {
-        let suffix_raw = raw[idx + 1..].trim();
-        let suffix = suffix_raw.to_ascii_lowercase();
-        match suffix.as_str() {
-            "cloud" => return (raw[..idx].to_string(), Source::Cloud),
-            "local" => return (raw[..idx].to_string(), Source::Local),
-            _ => {}
+        let suffix = raw[idx + 1..].trim();
+        if suffix.eq_ignore_ascii_case("cloud") {
+            return (Cow::Borrowed(&raw[..idx]), Source::Cloud);
         }
-        if !suffix_raw.contains('/') && suffix.ends_with("-cloud") {
-            let tag = &suffix_raw[..suffix_raw.len() - "-cloud".len()];
-            return (format!("{}{tag}", &raw[..=idx]), Source::Cloud);
+        if suffix.eq_ignore_ascii_case("local") {
+            return (Cow::Borrowed(&raw[..idx]), Source::Local);
+        }
+        let cut = suffix.len().wrapping_sub("-cloud".len());
+        if !suffix.contains('/')
+            && suffix
+                .get(cut..)
+                .is_some_and(|end| end.eq_ignore_ascii_case("-cloud"))
+        {
+            let tag = &suffix[..cut];
+            return (Cow::Owned(format!("{}{tag}", &raw[..=idx])), Source::Cloud);
         }
     }
-    (raw.to_string(), Source::Unspecified)
+    (Cow::Borrowed(raw), Source::Unspecified)
 }
 
 /// The parts of a name, for [`valid`].
@@ -85,12 +92,48 @@ pub fn normalize_model_name(name: &str) -> String {
     if trimmed.is_empty() {
         return String::new();
     }
+    if let Some(short) = short_form(trimmed) {
+        return short;
+    }
+    general_form(trimmed)
+}
+
+/// The common case without parsing: `model` or `model:tag`, already
+/// lowercase, valid, and with no source suffix.
+fn short_form(name: &str) -> Option<String> {
+    let (model, tag) = match name.split_once(':') {
+        Some((m, t)) => (m, Some(t)),
+        None => (name, None),
+    };
+    let plain = |part: Part, s: &str| valid(part, s) && !s.bytes().any(|b| b.is_ascii_uppercase());
+    if !plain(Part::Model, model) {
+        return None;
+    }
+    match tag {
+        None => {
+            let mut out = String::with_capacity(name.len() + 1 + DEFAULT_TAG.len());
+            out.push_str(name);
+            out.push(':');
+            out.push_str(DEFAULT_TAG);
+            Some(out)
+        }
+        Some(t)
+            if plain(Part::Tag, t) && t != "cloud" && t != "local" && !t.ends_with("-cloud") =>
+        {
+            Some(name.to_string())
+        }
+        Some(_) => None,
+    }
+}
+
+/// [`normalize_model_name`] for a trimmed, non-empty name, in full.
+fn general_form(trimmed: &str) -> String {
     let (base, source) = source_suffix(trimmed);
     if source != Source::Unspecified && source_suffix(&base).1 != Source::Unspecified {
         // Two source suffixes: Ollama refuses the name.
         return trimmed.to_lowercase();
     }
-    let mut rest = base.as_str();
+    let mut rest = &*base;
     // "/" cannot appear in a tag, so a ":" after the last "/" starts one.
     // A part that is there but empty (`/x`, `x:`) is one Ollama refuses.
     let mut tag = None;
@@ -165,6 +208,17 @@ mod tests {
             "gemma3:4b"
         );
         assert_eq!(normalize_model_name("gemma3:4b:local"), "gemma3:4b");
+    }
+
+    proptest::proptest! {
+        /// The short form, where it applies, is what parsing in full gives.
+        #[test]
+        fn the_short_form_agrees_with_the_full_parse(name in "[a-z0-9._-]{1,8}(:[a-z0-9._-]{0,8}(-cloud|cloud|local)?)?|[a-zA-Z0-9._:/ -]{1,14}") {
+            let trimmed = name.trim();
+            if let Some(short) = short_form(trimmed) {
+                proptest::prop_assert_eq!(short, general_form(trimmed));
+            }
+        }
     }
 
     #[test]

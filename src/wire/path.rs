@@ -72,12 +72,20 @@ pub fn canonical(raw: &str) -> Result<String, PathError> {
 /// Whether `raw` is already canonical (the common case: no work to do).
 pub fn is_canonical(raw: &str) -> bool {
     let bytes = raw.as_bytes();
-    bytes.first() == Some(&b'/')
-        && (bytes.len() == 1 || bytes.last() != Some(&b'/'))
-        && bytes.len() <= MAX_PATH
-        && bytes.iter().all(|b| is_plain(*b) || *b == b'/')
-        && !raw.contains("//")
-        && !raw.split('/').any(|s| s == "." || s == "..")
+    if bytes.first() != Some(&b'/') || bytes.len() > MAX_PATH {
+        return false;
+    }
+    if bytes.len() == 1 {
+        return true;
+    }
+    // One pass, segment by segment: each is non-empty, plain, and not a
+    // dot segment; there is no trailing slash.
+    bytes[1..].split(|b| *b == b'/').all(|segment| {
+        !segment.is_empty()
+            && segment != b"."
+            && segment != b".."
+            && segment.iter().all(|b| is_plain(*b))
+    })
 }
 
 /// Bytes that stand for themselves in a canonical path segment.
@@ -227,6 +235,15 @@ mod tests {
             "/a/../b",
         ] {
             assert!(!is_canonical(raw), "{raw}");
+        }
+    }
+
+    proptest::proptest! {
+        /// A path is canonical exactly when canonicalizing leaves it as is.
+        #[test]
+        fn is_canonical_agrees_with_canonical(raw in "/?([a-z.%/]{0,3}/?){0,5}") {
+            let same = canonical(&raw).is_ok_and(|c| c == raw);
+            proptest::prop_assert_eq!(is_canonical(&raw), same, "{:?}", raw);
         }
     }
 }
