@@ -151,15 +151,11 @@ where
 {
     use tower::ServiceExt as _;
     let raw_flavor = Flavor::of_path(req.uri().path());
-    let (req, admitted, admission) = match admit(&state, req).await {
+    let (req, route, usage, admission) = match admit(&state, req).await {
         Ok(admitted) => admitted,
         Err((flavor, e)) => return e.into_response_for(flavor.unwrap_or(raw_flavor)),
     };
-    let invalidate = admitted
-        .route
-        .changes_models
-        .then(|| state.capabilities.clone());
-    let usage = admitted.usage.clone();
+    let invalidate = route.changes_models.then(|| state.capabilities.clone());
     let response = match inner.ready().await {
         Ok(svc) => match svc.call(req).await {
             Ok(r) => r,
@@ -179,11 +175,11 @@ where
 
 type Refused = (Option<Flavor>, ProxyError);
 
+/// What [`serve`] keeps of an admitted request.
+type Kept = (Request, &'static RouteSpec, Arc<Usage>, limits::Admission);
+
 /// Stages 1-3; the request handed on carries [`Admitted`].
-async fn admit(
-    state: &AppState,
-    req: Request,
-) -> Result<(Request, Admitted, limits::Admission), Refused> {
+async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
     let (mut parts, body) = req.into_parts();
     canonicalize(&mut parts.uri).map_err(|e| (None, e))?;
     let route = routes::classify(&parts.method, parts.uri.path());
@@ -269,19 +265,18 @@ async fn admit(
     if !state.config.forward_client_auth && policy.uses_keys() {
         limits::auth::strip_credentials(&mut parts.headers);
     }
-    let admitted = Admitted {
+    parts.extensions.insert(Admitted {
         route,
         policy,
         principal,
         model,
         body: bytes,
         acted_on,
-        usage,
-    };
-    parts.extensions.insert(admitted.clone());
+        usage: usage.clone(),
+    });
     // The error shape the client reads, for errors ending a forwarded stream.
     parts.extensions.insert(route.flavor);
-    Ok((Request::from_parts(parts, body), admitted, admission))
+    Ok((Request::from_parts(parts, body), route, usage, admission))
 }
 
 /// Read a `multipart/form-data` body strictly (400 otherwise) and drop the

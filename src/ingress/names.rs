@@ -21,7 +21,7 @@
 
 use std::{borrow::Cow, collections::HashSet, fmt};
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// Top-level fields augur reads somewhere; each must be spelled exactly so.
 const KNOWN: [&str; 34] = [
@@ -212,10 +212,14 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let found = self.0;
-        let mut seen: HashSet<String> = HashSet::new();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            let folded = go_fold(&key);
-            if !seen.insert(folded.clone().into_owned()) {
+        // Keys as Go matches them; borrowed from the body when they can be.
+        let mut seen: HashSet<Cow<'de, str>> = HashSet::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let folded = match &key {
+                Cow::Borrowed(k) => go_fold(k),
+                Cow::Owned(k) => Cow::Owned(go_fold(k).into_owned()),
+            };
+            if !seen.insert(folded.clone()) {
                 return Err(found.refuse(NamesError::Duplicate(key.into_owned())));
             }
             let Some(known) = KNOWN.iter().copied().find(|k| *k == folded) else {
@@ -274,6 +278,32 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         Err(self.0.refuse(NamesError::NotObject))
+    }
+}
+
+/// An object key, borrowed from the body unless it holds escapes (serde's
+/// own `Cow` always copies).
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
     }
 }
 

@@ -42,7 +42,11 @@ pub(super) async fn whole(
 ) -> Result<Bytes, ProxyError> {
     let limit = config.body_limit;
     check_declared(parts, limit)?;
+    // A body that arrives in one frame (the usual case) is kept as it
+    // came; only a body in several frames is copied together.
+    let mut first: Option<Bytes> = None;
     let mut buf = BytesMut::new();
+    let mut len: u64 = 0;
     loop {
         let frame = tokio::time::timeout(config.client_header_timeout, body.frame())
             .await
@@ -51,13 +55,22 @@ pub(super) async fn whole(
         let frame = frame
             .map_err(|e| ProxyError::BadRequest(format!("error reading request body: {e}")))?;
         if let Ok(data) = frame.into_data() {
-            if buf.len() as u64 + data.len() as u64 > limit {
+            len += data.len() as u64;
+            if len > limit {
                 return Err(ProxyError::BodyTooLarge(limit));
             }
-            buf.extend_from_slice(&data);
+            match first.take() {
+                None if buf.is_empty() => first = Some(data),
+                held => {
+                    if let Some(held) = held {
+                        buf.extend_from_slice(&held);
+                    }
+                    buf.extend_from_slice(&data);
+                }
+            }
         }
     }
-    Ok(buf.freeze())
+    Ok(first.unwrap_or_else(|| buf.freeze()))
 }
 
 /// Set when a streamed request body went over the body limit; in the
