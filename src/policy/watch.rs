@@ -79,7 +79,9 @@ fn ensure_watch(store: &PolicyStore, current: &mut Option<DirWatch>, tx: &mpsc::
             let _ = tx.try_send(());
         }
     };
-    let watcher = new_debouncer(DEBOUNCE, None, handler).and_then(|mut w| {
+    // The debouncer checks for settled events every `DEBOUNCE / 2` (its
+    // default, a quarter, wakes a thread 13 times a second for nothing).
+    let watcher = new_debouncer(DEBOUNCE, Some(DEBOUNCE / 2), handler).and_then(|mut w| {
         for dir in &resolved {
             w.watch(dir, RecursiveMode::NonRecursive)?;
         }
