@@ -64,9 +64,22 @@ pub struct Model {
     pub policy: Arc<ModelPolicy>,
 }
 
-/// What admission established about a request, for its handler.
+/// What admission established about a request, for its handler; shared,
+/// so handing it on is a reference count.
 #[derive(Debug, Clone)]
-pub struct Admitted {
+pub struct Admitted(Arc<Facts>);
+
+impl std::ops::Deref for Admitted {
+    type Target = Facts;
+
+    fn deref(&self) -> &Facts {
+        &self.0
+    }
+}
+
+/// The facts of an [`Admitted`] request.
+#[derive(Debug)]
+pub struct Facts {
     pub route: &'static RouteSpec,
     /// The policy snapshot the request runs under from start to end.
     pub policy: Arc<Policy>,
@@ -265,7 +278,7 @@ async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
     if !state.config.forward_client_auth && policy.uses_keys() {
         limits::auth::strip_credentials(&mut parts.headers);
     }
-    parts.extensions.insert(Admitted {
+    parts.extensions.insert(Admitted(Arc::new(Facts {
         route,
         policy,
         principal,
@@ -273,7 +286,7 @@ async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
         body: bytes,
         acted_on,
         usage: usage.clone(),
-    });
+    })));
     // The error shape the client reads, for errors ending a forwarded stream.
     parts.extensions.insert(route.flavor);
     Ok((Request::from_parts(parts, body), route, usage, admission))

@@ -213,7 +213,7 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let found = self.0;
         // Keys as Go matches them; borrowed from the body when they can be.
-        let mut seen: HashSet<Cow<'de, str>> = HashSet::new();
+        let mut seen = Seen::default();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             let folded = match &key {
                 Cow::Borrowed(k) => go_fold(k),
@@ -278,6 +278,33 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         Err(self.0.refuse(NamesError::NotObject))
+    }
+}
+
+/// The keys of an object seen so far: a short list scanned in place (most
+/// bodies have a handful of keys), a hash set past [`Seen::FEW`].
+#[derive(Default)]
+struct Seen<'de> {
+    few: Vec<Cow<'de, str>>,
+    many: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> Seen<'de> {
+    const FEW: usize = 16;
+
+    /// Whether `key` is new.
+    fn insert(&mut self, key: Cow<'de, str>) -> bool {
+        if self.few.len() < Self::FEW {
+            if self.few.contains(&key) {
+                return false;
+            }
+            self.few.push(key);
+            return true;
+        }
+        if self.many.is_empty() {
+            self.many.extend(self.few.iter().cloned());
+        }
+        self.many.insert(key)
     }
 }
 

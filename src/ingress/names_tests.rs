@@ -131,3 +131,19 @@ fn fields_augur_acts_on_are_noticed() {
             .acted_on
     );
 }
+
+#[test]
+fn a_key_given_twice_is_refused_however_it_is_spelled() {
+    let dup = |body: &str| matches!(model_of(body), Err(NamesError::Duplicate(_)));
+    assert!(dup(r#"{"model":"a","model":"b"}"#));
+    assert!(dup(r#"{"x":1,"X":2}"#));
+    assert!(dup(r#"{"model":"a","\u006dodel":"b"}"#));
+    // Past the short list the keys are kept in a set.
+    let many: String = (0..40).map(|i| format!(r#""k{i}":{i},"#)).collect();
+    assert!(dup(&format!(r#"{{{many}"k3":0}}"#)));
+    assert!(dup(&format!(r#"{{{many}"k39":0}}"#)));
+    assert_eq!(
+        model_of(&format!(r#"{{{many}"model":"m"}}"#)),
+        Ok(Some("m".into()))
+    );
+}

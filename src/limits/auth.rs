@@ -81,7 +81,7 @@ fn presented_key(headers: &HeaderMap) -> Option<&[u8]> {
         }
     }
     headers
-        .get("x-api-key")
+        .get(&CREDENTIAL_HEADERS[1])
         .map(|v| v.as_bytes().trim_ascii())
         .filter(|k| !k.is_empty())
 }
