@@ -196,10 +196,15 @@ def check_run(run, exchanges, model_name, prompt, project, note, marker):
     if answers[at + 1]["_errors"]:
         raise ModelDeclined("turn with the results: %s" % answers[at + 1]["_errors"])
 
-    # 6. Claude Code saw the run work, ended by an answer or the turn limit.
+    # 6. Claude Code saw the run work, ended by an answer or the turn limit. A last
+    #    answer that ran to the output limit (the model rambling; augur says so with
+    #    stop_reason "max_tokens", as Anthropic does) is an error to Claude Code.
     assert result["num_turns"] >= 2, context
     assert result["subtype"] in ("success", "error_max_turns"), context
     if result["subtype"] == "success":
+        if (result["is_error"] and result.get("api_error") == "max_output_tokens"
+                and not answers[-1]["_errors"] and answers[-1]["stop_reason"] == "max_tokens"):
+            raise ModelDeclined("the last answer ran to the output limit")
         assert result["is_error"] is False, context
     return calls
 
