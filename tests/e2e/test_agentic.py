@@ -14,9 +14,10 @@ augur accepts that turn and answers it.
 
 Claude Code gives no way to force a tool call (it sends no tool_choice), so
 the prompt names the tool and its arguments. The model, sampling at the
-default temperature, may still answer without a call, or derail until augur
+default temperature, may still answer without a call, derail until augur
 refuses its output (no valid call or answer, or arguments still invalid
-after repair). Only those outcomes start a new run, at most ATTEMPTS in
+after repair), or ramble in its last answer to the output limit (which
+Claude Code reports as an error). Only those outcomes start a new run, at most ATTEMPTS in
 all and none after BUDGET_S; anything else that is wrong fails at once. The
 model also writes the path itself: when it is the note's, the tool_result
 must carry the note's contents; when it names no existing file, the
