@@ -294,15 +294,16 @@ impl<'de> Seen<'de> {
 
     /// Whether `key` is new.
     fn insert(&mut self, key: Cow<'de, str>) -> bool {
-        if self.few.len() < Self::FEW {
+        if self.many.is_empty() {
             if self.few.contains(&key) {
                 return false;
             }
-            self.few.push(key);
-            return true;
-        }
-        if self.many.is_empty() {
-            self.many.extend(self.few.iter().cloned());
+            if self.few.len() < Self::FEW {
+                self.few.push(key);
+                return true;
+            }
+            // The list is full: its keys move to the set.
+            self.many.extend(self.few.drain(..));
         }
         self.many.insert(key)
     }
