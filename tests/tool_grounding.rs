@@ -2,7 +2,8 @@
 //! small model continues the first call's pattern with invented values;
 //! such calls are dropped (`X-Augur-Repaired: dropped_ungrounded`), calls
 //! whose values the conversation holds are kept, and
-//! `tools.drop_ungrounded: false` keeps everything.
+//! `tools.drop_ungrounded: false` keeps everything. The rule is one of the
+//! small-model rules (`tools.small_model`), off by default.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,6 +26,9 @@ fn over_calling() -> String {
     json!({ "tool_calls": calls }).to_string()
 }
 
+/// The small-model rules turned on (they are off by default).
+const SMALL: &str = "defaults:\n  tools: {small_model: true}\n";
+
 fn question(text: &str) -> Vec<Value> {
     vec![json!({"role": "user", "content": text})]
 }
@@ -41,7 +45,7 @@ fn call_args(v: &Value) -> Vec<Value> {
 #[tokio::test]
 async fn pattern_continuations_are_dropped_keeping_the_first_call() {
     bounded(20, async {
-        let live = scripted(vec![over_calling(), over_calling()], "{}").await;
+        let live = scripted(vec![over_calling(), over_calling()], SMALL).await;
         let q = question("What is the factorial of 5?");
         let r = chat(&live, false, json!([factorial_tool()]), q.clone()).await;
         assert_eq!(r.status(), 200);
@@ -73,7 +77,7 @@ async fn calls_grounded_in_the_conversation_are_kept() {
             {"name": "get_weather", "arguments": {"city": "Tokyo"}},
             {"name": "factorial", "arguments": {"n": 7}}]})
         .to_string();
-        let live = scripted(vec![reply], "{}").await;
+        let live = scripted(vec![reply], SMALL).await;
         let q = question("Weather in Paris and in tokyo? Also, what is seven factorial?");
         let tools = json!([weather_tool(), factorial_tool()]);
         let r = chat(&live, false, tools, q).await;
@@ -94,13 +98,17 @@ async fn calls_grounded_in_the_conversation_are_kept() {
 #[tokio::test]
 async fn with_drop_ungrounded_off_every_call_is_kept() {
     bounded(20, async {
-        let policy = "models:\n  \"scripted\":\n    tools: {drop_ungrounded: false}\n";
-        let live = scripted(vec![over_calling()], policy).await;
-        let q = question("What is the factorial of 5?");
-        let r = chat(&live, false, json!([factorial_tool()]), q).await;
-        assert_eq!(header(&r, "x-augur-repaired"), None);
-        let v: Value = r.json().await.unwrap();
-        assert_eq!(call_args(&v).len(), 4);
+        let off = "models:\n  \"scripted\":\n    tools: {small_model: true, drop_ungrounded: false}\n";
+        // Off by default: the small-model rules are an opt-in.
+        for policy in [off, "{}"] {
+            let live = scripted(vec![over_calling()], policy).await;
+            let q = question("What is the factorial of 5?");
+            let r = chat(&live, false, json!([factorial_tool()]), q).await;
+            assert_eq!(header(&r, "x-augur-repaired"), None, "{policy}");
+            let v: Value = r.json().await.unwrap();
+            assert_eq!(call_args(&v).len(), 4, "{policy}");
+            assert_eq!(live.fake.requests("/api/chat"), 1, "{policy}");
+        }
     })
     .await;
 }

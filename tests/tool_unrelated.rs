@@ -4,7 +4,8 @@
 //! `get_weather({"city":"Paris"})`), augur asks once more for an answer,
 //! whole and streamed, also when a value is a placeholder (not retried
 //! first). A related or grounded call goes out as made, and so
-//! do the calls with `tools.answer_unrelated: false`, with `tool_choice`
+//! do the calls by default (the rule belongs to `tools.small_model`, off
+//! unless a policy turns it on), with `tools.answer_unrelated: false`, with `tool_choice`
 //! requiring a call, or when the re-ask brings no answer. A first question
 //! that shares no word with any tool and offers no value a call could take
 //! is asked for an answer at once.
@@ -26,6 +27,9 @@ use serde_json::{Value, json};
 
 const ANSWER: &str = "Hello! I am well, thank you.";
 
+/// The small-model rules turned on (they are off by default).
+const SMALL: &str = "defaults:\n  tools: {small_model: true}\n";
+
 /// A greeting after an earlier exchange (a first question that relates to
 /// no tool is asked for an answer at once; see the last tests).
 fn greeting() -> Vec<Value> {
@@ -43,7 +47,7 @@ fn paris() -> String {
 #[tokio::test]
 async fn an_unrelated_invented_call_is_asked_again_for_an_answer() {
     bounded(20, async {
-        let live = scripted(vec![paris(), answer_reply(ANSWER)], "{}").await;
+        let live = scripted(vec![paris(), answer_reply(ANSWER)], SMALL).await;
         let r = chat(&live, false, json!([weather_tool()]), greeting()).await;
         assert_eq!(r.status(), 200);
         assert_eq!(header(&r, "x-augur-repaired"), Some("unrelated"));
@@ -66,7 +70,7 @@ async fn an_unrelated_call_with_a_placeholder_is_asked_for_an_answer_not_retried
     bounded(20, async {
         for stream in [false, true] {
             let echo = call_reply("get_weather", json!({"city": "city"}));
-            let live = scripted(vec![echo, answer_reply(ANSWER)], "{}").await;
+            let live = scripted(vec![echo, answer_reply(ANSWER)], SMALL).await;
             let r = chat(&live, stream, json!([weather_tool()]), greeting()).await;
             assert_eq!(r.status(), 200, "stream {stream}");
             let text = if stream {
@@ -90,7 +94,7 @@ async fn an_unrelated_call_with_a_placeholder_is_asked_for_an_answer_not_retried
 #[tokio::test]
 async fn a_streamed_unrelated_call_is_held_and_the_answer_streams_instead() {
     bounded(20, async {
-        let live = scripted(vec![paris(), answer_reply(ANSWER)], "{}").await;
+        let live = scripted(vec![paris(), answer_reply(ANSWER)], SMALL).await;
         let r = chat(&live, true, json!([weather_tool()]), greeting()).await;
         assert_eq!(r.status(), 200);
         let chunks = ndjson(&r.text().await.unwrap());
@@ -112,7 +116,7 @@ async fn related_or_grounded_calls_go_out_as_made() {
         ];
         for (i, question) in cases.into_iter().enumerate() {
             for stream in [false, true] {
-                let live = scripted(vec![paris()], "{}").await;
+                let live = scripted(vec![paris()], SMALL).await;
                 let messages = vec![json!({"role": "user", "content": question})];
                 let r = chat(&live, stream, json!([weather_tool()]), messages).await;
                 assert_eq!(r.status(), 200);
@@ -129,20 +133,23 @@ async fn related_or_grounded_calls_go_out_as_made() {
 #[tokio::test]
 async fn off_required_or_no_answer_returns_the_calls() {
     bounded(30, async {
-        // Turned off by policy.
-        let off = "defaults:\n  tools: {answer_unrelated: false}\n";
-        let live = scripted(vec![paris()], off).await;
-        let r = chat(&live, false, json!([weather_tool()]), greeting()).await;
-        let v: Value = r.json().await.unwrap();
-        assert_eq!(
-            v["message"]["tool_calls"][0]["function"]["name"],
-            "get_weather"
-        );
-        assert_eq!(live.fake.requests("/api/chat"), 1);
+        // Turned off by policy, and off by default.
+        let off = "defaults:\n  tools: {small_model: true, answer_unrelated: false}\n";
+        for policy in [off, "{}"] {
+            let live = scripted(vec![paris()], policy).await;
+            let r = chat(&live, false, json!([weather_tool()]), greeting()).await;
+            let v: Value = r.json().await.unwrap();
+            assert_eq!(
+                v["message"]["tool_calls"][0]["function"]["name"],
+                "get_weather",
+                "{policy}"
+            );
+            assert_eq!(live.fake.requests("/api/chat"), 1, "{policy}");
+        }
 
         // The re-ask brings a call again: the first calls stand.
         for stream in [false, true] {
-            let live = scripted(vec![paris(), paris()], "{}").await;
+            let live = scripted(vec![paris(), paris()], SMALL).await;
             let r = chat(&live, stream, json!([weather_tool()]), greeting()).await;
             assert_eq!(r.status(), 200);
             let text = r.text().await.unwrap();
@@ -167,7 +174,7 @@ async fn off_required_or_no_answer_returns_the_calls() {
 #[tokio::test]
 async fn a_required_call_is_never_replaced() {
     bounded(20, async {
-        let live = scripted(vec![paris()], "{}").await;
+        let live = scripted(vec![paris()], SMALL).await;
         let body = json!({"model": MODEL, "stream": false,
             "tools": [weather_tool()], "messages": greeting(), "tool_choice": "required"});
         let r = common::post(&live.augur, "/v1/chat/completions", &body).await;
@@ -184,7 +191,7 @@ async fn a_required_call_is_never_replaced() {
 async fn a_first_question_no_tool_relates_to_is_asked_for_an_answer_at_once() {
     bounded(30, async {
         let first = vec![json!({"role": "user", "content": "Hi there! How are you?"})];
-        for policy in ["{}", "defaults:\n  tools: {mode: text}\n"] {
+        for policy in [SMALL, "defaults:\n  tools: {small_model: true, mode: text}\n"] {
             for stream in [false, true] {
                 let live = scripted(vec![answer_reply(ANSWER)], policy).await;
                 let r = chat(&live, stream, json!([weather_tool()]), first.clone()).await;
@@ -209,12 +216,13 @@ async fn a_first_question_no_tool_relates_to_is_asked_for_an_answer_at_once() {
         // with the rule off: the whole envelope, calls included.
         let related = vec![json!({"role": "user", "content": "Weather in Oslo?"})];
         let named = vec![json!({"role": "user", "content": "Anything new in Oslo?"})];
-        let off = "defaults:\n  tools: {answer_unrelated: false}\n";
+        let off = "defaults:\n  tools: {small_model: true, answer_unrelated: false}\n";
         let cases = [
-            (related, "{}"),
-            (named, "{}"),
-            (greeting(), "{}"),
-            (first, off),
+            (related, SMALL),
+            (named, SMALL),
+            (greeting(), SMALL),
+            (first.clone(), off),
+            (first, "{}"),
         ];
         for (messages, policy) in cases {
             let live = scripted(vec![answer_reply(ANSWER)], policy).await;

@@ -154,8 +154,8 @@ pub async fn decide(
                     choice,
                     parallel,
                     loop_breaker: policy.loop_breaker,
-                    drop_ungrounded: policy.drop_ungrounded,
-                    answer_unrelated: policy.answer_unrelated,
+                    drop_ungrounded: policy.drops_ungrounded(),
+                    answer_unrelated: policy.answers_unrelated(),
                     mode: policy.tools_mode,
                     text_format: policy.text_format,
                 });

@@ -206,6 +206,7 @@ impl<'a> Builder<'a> {
             think_emulation: s.think_emulation,
             parallel_tool_calls: s.tools.as_ref().and_then(|t| t.parallel),
             loop_breaker: s.tools.as_ref().and_then(|t| t.loop_breaker),
+            small_model: s.tools.as_ref().and_then(|t| t.small_model),
             drop_ungrounded: s.tools.as_ref().and_then(|t| t.drop_ungrounded),
             answer_unrelated: s.tools.as_ref().and_then(|t| t.answer_unrelated),
             rescue_text_calls: s.tools.as_ref().and_then(|t| t.rescue_text_calls),

@@ -162,16 +162,21 @@ pub struct ModelPolicy {
     /// conversation already holds a result for is not returned; the model
     /// is asked once more, for an answer.
     pub loop_breaker: bool,
-    /// `tools: {drop_ungrounded}`; default true: calls after the first that
-    /// only continue an earlier call's pattern with values found nowhere in
-    /// the conversation are dropped.
-    pub drop_ungrounded: bool,
-    /// `tools: {answer_unrelated}`; default true: an answer whose every
-    /// call is to a tool sharing no word with the question, with values
-    /// found nowhere in the conversation, is asked again for an answer; a
-    /// first question no tool relates to, offering no value, is asked for
-    /// an answer at once.
-    pub answer_unrelated: bool,
+    /// `tools: {small_model}`; default false: turns on the rules that
+    /// judge a conversation's words ([`ModelPolicy::drops_ungrounded`],
+    /// [`ModelPolicy::answers_unrelated`]), which help very small models
+    /// and can withhold a capable model's right answer.
+    pub small_model: bool,
+    /// `tools: {drop_ungrounded}`; unset = `small_model`: calls after the
+    /// first that only continue an earlier call's pattern with values found
+    /// nowhere in the conversation are dropped.
+    pub drop_ungrounded: Option<bool>,
+    /// `tools: {answer_unrelated}`; unset = `small_model`: an answer whose
+    /// every call is to a tool sharing no word with the question, with
+    /// values found nowhere in the conversation, is asked again for an
+    /// answer; a first question no tool relates to, offering no value, is
+    /// asked for an answer at once.
+    pub answer_unrelated: Option<bool>,
     /// `tools: {rescue_text_calls}`; unset = on under `emulate_tools:
     /// auto`: a call written as text in the answer of a model with native
     /// tools becomes a real tool call (see [`ModelPolicy::rescues_text_calls`]).
@@ -200,8 +205,9 @@ impl Default for ModelPolicy {
             format: None,
             parallel_tool_calls: true,
             loop_breaker: true,
-            drop_ungrounded: true,
-            answer_unrelated: true,
+            small_model: false,
+            drop_ungrounded: None,
+            answer_unrelated: None,
             rescue_text_calls: None,
             tools_mode: ToolsMode::Grammar,
             text_format: TextFormat::Python,
@@ -215,6 +221,18 @@ impl Default for ModelPolicy {
 }
 
 impl ModelPolicy {
+    /// Whether ungrounded calls after the first are dropped:
+    /// `tools.drop_ungrounded`, else `tools.small_model`.
+    pub fn drops_ungrounded(&self) -> bool {
+        self.drop_ungrounded.unwrap_or(self.small_model)
+    }
+
+    /// Whether calls nobody asked for are replaced by an answer:
+    /// `tools.answer_unrelated`, else `tools.small_model`.
+    pub fn answers_unrelated(&self) -> bool {
+        self.answer_unrelated.unwrap_or(self.small_model)
+    }
+
     /// Whether calls a native-tools model writes as text are turned into
     /// tool calls: `tools.rescue_text_calls`, else on under
     /// `emulate_tools: auto`.

@@ -105,6 +105,7 @@ pub struct RawFormat {
 pub struct RawTools {
     pub parallel: Option<bool>,
     pub loop_breaker: Option<bool>,
+    pub small_model: Option<bool>,
     pub drop_ungrounded: Option<bool>,
     pub answer_unrelated: Option<bool>,
     pub rescue_text_calls: Option<bool>,

@@ -143,6 +143,7 @@ pub struct Overlay {
     pub format: Tri<(String, Arc<serde_json::Value>, Option<FormatApply>)>,
     pub parallel_tool_calls: Option<bool>,
     pub loop_breaker: Option<bool>,
+    pub small_model: Option<bool>,
     pub drop_ungrounded: Option<bool>,
     pub answer_unrelated: Option<bool>,
     pub rescue_text_calls: Option<bool>,
@@ -210,8 +211,13 @@ impl Overlay {
         }
         set(&mut p.parallel_tool_calls, self.parallel_tool_calls);
         set(&mut p.loop_breaker, self.loop_breaker);
-        set(&mut p.drop_ungrounded, self.drop_ungrounded);
-        set(&mut p.answer_unrelated, self.answer_unrelated);
+        set(&mut p.small_model, self.small_model);
+        if self.drop_ungrounded.is_some() {
+            p.drop_ungrounded = self.drop_ungrounded;
+        }
+        if self.answer_unrelated.is_some() {
+            p.answer_unrelated = self.answer_unrelated;
+        }
         if self.rescue_text_calls.is_some() {
             p.rescue_text_calls = self.rescue_text_calls;
         }

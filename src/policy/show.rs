@@ -35,6 +35,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
     if let Some(t) = &s.tools {
         add(t.parallel.is_some(), "tools.parallel");
         add(t.loop_breaker.is_some(), "tools.loop_breaker");
+        add(t.small_model.is_some(), "tools.small_model");
         add(t.drop_ungrounded.is_some(), "tools.drop_ungrounded");
         add(t.answer_unrelated.is_some(), "tools.answer_unrelated");
         add(t.rescue_text_calls.is_some(), "tools.rescue_text_calls");
@@ -97,8 +98,9 @@ fn settings(p: &ModelPolicy) -> Value {
         "tools": {
             "parallel": p.parallel_tool_calls,
             "loop_breaker": p.loop_breaker,
-            "drop_ungrounded": p.drop_ungrounded,
-            "answer_unrelated": p.answer_unrelated,
+            "small_model": p.small_model,
+            "drop_ungrounded": p.drops_ungrounded(),
+            "answer_unrelated": p.answers_unrelated(),
             "rescue_text_calls": p.rescues_text_calls(),
             "mode": match p.tools_mode {
                 ToolsMode::Grammar => "grammar",

@@ -103,6 +103,12 @@ fn shipped_example_uncommented_is_valid() {
     assert_eq!(only_defaults.rescue_text_calls, Some(true));
     assert!(ModelPolicy::default().rescues_text_calls());
     only_defaults.rescue_text_calls = None;
+    // And what `small_model: false` amounts to for its two rules.
+    let small_rules = (only_defaults.drop_ungrounded, only_defaults.answer_unrelated);
+    assert_eq!(small_rules, (Some(false), Some(false)));
+    let d = ModelPolicy::default();
+    assert!(!d.drops_ungrounded() && !d.answers_unrelated());
+    (only_defaults.drop_ungrounded, only_defaults.answer_unrelated) = (None, None);
     assert_eq!(only_defaults, ModelPolicy::default());
 }
 
@@ -110,7 +116,7 @@ fn shipped_example_uncommented_is_valid() {
 /// effect with the example present, whatever the site file is called.
 #[test]
 fn a_site_file_beside_the_shipped_example_takes_effect() {
-    let site = "defaults:\n  emulate_tools: never\n  validate: {enabled: false, repair: false, max_retries: 3, degrade: false, stream: pass, on_failure: pass}\n  think_emulation: false\n  tools: {parallel: false, loop_breaker: false, drop_ungrounded: false, answer_unrelated: false, rescue_text_calls: true, mode: text, text_format: tool_call}\n  advertise_capabilities: false\n\
+    let site = "defaults:\n  emulate_tools: never\n  validate: {enabled: false, repair: false, max_retries: 3, degrade: false, stream: pass, on_failure: pass}\n  think_emulation: false\n  tools: {parallel: false, loop_breaker: false, small_model: true, drop_ungrounded: false, answer_unrelated: false, rescue_text_calls: true, mode: text, text_format: tool_call}\n  advertise_capabilities: false\n\
                 auth:\n  required: true\n\
                 audit: {path: audit.jsonl, include_arguments: true}\n";
     for name in ["10-site.yaml", "site.yaml", "zz-site.yaml", "00-site.yaml"] {
@@ -126,7 +132,8 @@ fn a_site_file_beside_the_shipped_example_takes_effect() {
         let d = policy.model("gemma3");
         assert_eq!(d.emulate_tools, EmulateTools::Never, "{name}");
         assert!(!d.parallel_tool_calls && !d.think_emulation && !d.advertise_capabilities);
-        assert!(!d.loop_breaker && !d.drop_ungrounded && !d.answer_unrelated);
+        assert!(!d.loop_breaker && d.small_model);
+        assert!(!d.drops_ungrounded() && !d.answers_unrelated());
         // Set explicitly, rescue holds even under `never`.
         assert!(d.rescues_text_calls());
         assert_eq!(
@@ -319,4 +326,26 @@ fn auth_keys_merge_across_files() {
     let b = &policy.auth.keys[1];
     assert!(b.allowed.allows("gemma3") && !b.allowed.allows("qwen3"));
     assert_eq!(b.rate_limit, Some(RateLimit::default()));
+}
+
+/// The rules that judge a conversation's words are off unless a policy
+/// turns on `tools.small_model` (per model glob), or each rule on its own;
+/// a rule set on its own wins over the preset, whatever the order.
+#[test]
+fn small_model_rules_are_an_opt_in_per_model() {
+    let (p, s) = dirs();
+    write(
+        p.path(),
+        "small.yaml",
+        "models:\n  \"gemma3:270m\":\n    tools: {small_model: true}\n  \"tiny*\":\n    tools: {small_model: true, answer_unrelated: false}\n  \"big*\":\n    tools: {drop_ungrounded: true}\n",
+    );
+    let policy = load_dir(p.path(), s.path()).unwrap();
+    let d = policy.model("gemma3:27b");
+    assert!(!d.small_model && !d.drops_ungrounded() && !d.answers_unrelated());
+    let small = policy.model("gemma3:270m");
+    assert!(small.small_model && small.drops_ungrounded() && small.answers_unrelated());
+    let tiny = policy.model("tiny");
+    assert!(tiny.drops_ungrounded() && !tiny.answers_unrelated());
+    let big = policy.model("big");
+    assert!(big.drops_ungrounded() && !big.answers_unrelated());
 }

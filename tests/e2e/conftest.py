@@ -6,7 +6,7 @@ ports. `scripts/real-upstream build` must have run first; anything missing is a
 failure, never a skip.
 
 Fixtures: front_url (the Ollama-compatible upstream, direct), augur_url,
-admin_url, policies_dir, model_name.
+admin_url, policies_dir (with the small-model rules on for the model), model_name.
 
 Environment: AUGUR_BIN (default target/debug/augur under the repository root),
 AUGUR_CACHE (where scripts/real-upstream keeps its builds).
@@ -146,8 +146,13 @@ def front_url(llama_url, upstream_paths, log_dir):
 
 
 @pytest.fixture(scope="session")
-def policies_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("policies")
+def policies_dir(tmp_path_factory, model_name):
+    """Holds small-model.yaml: the 270M model here is what the small-model
+    rules are for, and the README tells its users to turn them on."""
+    d = tmp_path_factory.mktemp("policies")
+    (d / "small-model.yaml").write_text(
+        'models:\n  "%s":\n    tools: {small_model: true}\n' % model_name)
+    return d
 
 
 @pytest.fixture(scope="session")
