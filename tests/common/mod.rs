@@ -12,6 +12,7 @@ pub mod formats;
 pub mod live;
 pub mod process;
 pub mod redis_server;
+pub mod surfaces;
 pub mod tool_turns;
 
 use std::{net::SocketAddr, path::Path, time::Duration};
