@@ -27,6 +27,19 @@
 //! user turns, tool results, assistant text and earlier call arguments),
 //! never augur's own instruction. Past [`MAX_TEXT`] bytes grounding gives
 //! up and every value counts as grounded.
+//!
+//! The work per answer is bounded whatever the answer and the conversation
+//! hold: the conversation's words are indexed once (a word found there is
+//! found without a search); a value's distinct words are judged, at most
+//! [`MAX_WORDS`] of them; and the text searched for values and words not in
+//! the index adds up to at most [`SEARCH_BUDGET`] bytes per conversation.
+//! Past either bound, what is left counts as grounded: a search given up
+//! never drops a call.
+
+use std::{
+    collections::HashSet,
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 use serde_json::Value;
 
@@ -35,16 +48,27 @@ use super::{ToolCall, ToolSet};
 
 /// Most conversation text searched, in bytes.
 pub const MAX_TEXT: usize = 1 << 20;
+/// Most distinct words of one string value judged.
+pub const MAX_WORDS: usize = 64;
+/// Most bytes of conversation text searched (substring searches) for one
+/// conversation, over every call judged against it: 32 full searches of
+/// the largest conversation.
+pub const SEARCH_BUDGET: usize = 32 * MAX_TEXT;
 
 /// The conversation as searchable text and numbers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Grounding {
     /// Lower-cased, whitespace collapsed to single spaces.
     text: String,
+    /// The words of `text` (split at every character that is not
+    /// alphanumeric).
+    words: HashSet<String>,
     numbers: Vec<f64>,
     /// False when the conversation was too large to search: nothing is
     /// then taken as ungrounded.
     complete: bool,
+    /// Bytes of `text` that substring searches may still scan.
+    budget: AtomicUsize,
 }
 
 impl Grounding {
@@ -91,18 +115,42 @@ impl Grounding {
         }
         let text = normalize(&text[..end]);
         let numbers = super::numbers::numbers_in(&text);
+        let words = split_words(&text).map(str::to_string).collect();
         Grounding {
             text,
+            words,
             numbers,
             complete,
+            budget: AtomicUsize::new(SEARCH_BUDGET),
         }
     }
 
     /// Whether the conversation contains `s`, ignoring case and runs of
-    /// whitespace.
+    /// whitespace; `None` when the search budget is spent.
+    fn search(&self, s: &str) -> Option<bool> {
+        if self.words.contains(s) {
+            return Some(true);
+        }
+        let cost = self.text.len().max(1);
+        self.budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(cost)
+            })
+            .ok()?;
+        Some(self.text.contains(s))
+    }
+
+    /// Bytes of text the substring searches have scanned so far.
+    #[cfg(test)]
+    fn searched(&self) -> usize {
+        SEARCH_BUDGET - self.budget.load(Ordering::Relaxed)
+    }
+
+    /// Whether the conversation contains `s`, ignoring case and runs of
+    /// whitespace (and `true` when the search budget is spent).
     pub fn mentions(&self, s: &str) -> bool {
         let s = normalize(s);
-        !s.is_empty() && self.text.contains(&s)
+        !s.is_empty() && self.search(&s).unwrap_or(true)
     }
 
     /// Whether the number `n` appears in the conversation.
@@ -132,22 +180,29 @@ impl Grounding {
 
     fn grounds_text(&self, s: &str) -> bool {
         let s = normalize(s);
-        if s.is_empty() || self.text.contains(&s) {
+        if s.is_empty() || self.search(&s).unwrap_or(true) {
             return true;
         }
         if let Ok(f) = s.replace(',', "").parse::<f64>() {
             return self.has_number(f);
         }
-        let mut words = s
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut words = split_words(&s)
+            .filter(|w| seen.insert(w))
+            .take(MAX_WORDS)
             .peekable();
         words.peek().is_some()
             && words.all(|w| match w.parse::<f64>() {
                 Ok(f) => self.has_number(f),
-                Err(_) => self.text.contains(w),
+                Err(_) => self.search(w).unwrap_or(true),
             })
     }
+}
+
+/// The words of `s`: runs of alphanumeric characters.
+fn split_words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
 }
 
 /// Whether the schema itself names `value` (`enum`, `const`, `default`,

@@ -248,3 +248,26 @@ fn an_enum_changed_beside_an_invented_value_does_not_keep_a_continuation() {
     assert_eq!(kept, vec![calls[0].clone(), calls[3].clone()]);
     assert_eq!(dropped, vec![calls[1].clone(), calls[2].clone()]);
 }
+
+/// A huge value against a huge conversation: words the conversation holds
+/// as words cost no search; a value whose words are only found inside
+/// longer words searches at most the budget, then counts as grounded.
+#[test]
+fn judging_a_huge_value_against_a_huge_conversation_is_bounded() {
+    let text: String = (0..100_000).map(|i| format!("xq{i}z ")).collect();
+    let g = Grounding::from_text(&text);
+    assert!(text.len() > 800_000);
+    let inside: String = (0..40_000).map(|i| format!("q{i}z ")).collect();
+    assert!(g.grounds(&json!(inside), None));
+    assert!(g.searched() <= SEARCH_BUDGET, "{}", g.searched());
+
+    let g = Grounding::from_text(&text);
+    let words: String = (0..40_000).map(|i| format!("XQ{i}Z ")).collect();
+    // One search for the value whole; every word then from the index.
+    assert!(g.grounds(&json!(words), None));
+    assert!(g.searched() <= 2 * text.len(), "{}", g.searched());
+    // An invented word is still found out, at the cost of one search.
+    let g = Grounding::from_text(&text);
+    assert!(!g.grounds(&json!("xq1z xq2z invented"), None));
+    assert!(g.searched() <= 2 * text.len(), "{}", g.searched());
+}
