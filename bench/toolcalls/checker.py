@@ -36,7 +36,7 @@ from typing import Any
 
 import schema_check
 
-CATEGORIES = ("one_call", "pick_one", "parallel", "no_call", "after_result", "awkward_schema")
+CATEGORIES = ("one_call", "pick_one", "parallel", "no_call", "after_result", "awkward_schema", "multilingual")
 
 # --- values --------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Tool-call quality benchmark: the cases against gemma3 270M, four ways.
+"""Tool-call quality benchmark: the cases against gemma3 270M, five ways.
 
 Rows (each starts on a freshly started llama-server, since answers at
 temperature 0 still depend on the server's earlier requests):
@@ -13,6 +13,10 @@ temperature 0 still depend on the server's earlier requests):
          whole file is rejected; GET /-/policies shows why) and left out; the
          keys applied are printed under the tables.
   augur  augur with its default policies (empty policies directory).
+  augur-small
+         augur with the small-model rules on (policy tools.small_model:
+         true), as advised for models this small: calls nobody asked for
+         and ungrounded continuations are withheld.
   augur-text
          augur in text mode (policy tools.mode: text): no `format`; the model
          writes calls as a Python list, as Gemma 3's own function-calling
@@ -67,6 +71,7 @@ ROWS = {
     "a": "(ref-a) plain envelope direct",
     "b": "(ref-b) augur, no repair/retry/loop-breaking",
     "augur": "augur (default policies)",
+    "augur-small": "augur, small-model rules (tools.small_model: true)",
     "augur-text": "augur, text mode (tools.mode: text)",
 }
 REF_B_POLICY = {"validate": {"repair": False, "max_retries": 0},
@@ -75,9 +80,10 @@ REF_B_POLICY = {"validate": {"repair": False, "max_retries": 0},
 # The `defaults:` block of each row's policy file, and its name in notes.
 ROW_POLICIES = {
     "b": ("ref-b", REF_B_POLICY),
+    "augur-small": ("augur-small", {"tools": {"small_model": True}}),
     "augur-text": ("augur-text", {"tools": {"mode": "text"}}),
 }
-DEFAULT_ROWS = "a,b,augur,augur-text"
+DEFAULT_ROWS = "a,b,augur,augur-small,augur-text"
 OPTIONS = {"temperature": 0, "seed": 42}
 NUM_PREDICT = 512
 

@@ -103,7 +103,8 @@ def test_tables_are_printed(run):
         assert heading in stdout
     overall = stdout[stdout.index("#### overall"):]
     for label in ("(ref-a) plain envelope direct", "(ref-b) augur, no repair/retry/loop-breaking",
-                  "augur (default policies)", "augur, text mode (tools.mode: text)"):
+                  "augur (default policies)", "augur, small-model rules (tools.small_model: true)",
+                  "augur, text mode (tools.mode: text)"):
         assert f"| {label} | {len(CASES)} |" in overall
     assert "total run time:" in stdout
 
@@ -117,7 +118,14 @@ def test_ref_b_policy_is_applied_as_far_as_augur_accepts_it(run):
     assert note in stdout
 
 
-@pytest.mark.parametrize("row", ["a", "b", "augur"])
+def test_small_model_row_turns_the_rules_on(run):
+    stdout, results = run
+    note = next(n for n in results["notes"] if n.startswith("augur-small policy applied"))
+    assert note == "augur-small policy applied: tools.small_model=true", note
+    assert note in stdout
+
+
+@pytest.mark.parametrize("row", ["a", "b", "augur", "augur-small"])
 def test_scores_per_row(run, row):
     cases = by_id(run[1], row)
     exact = cases["exact"]["score"]
