@@ -212,7 +212,7 @@ impl Default for Config {
             log_format: LogFormat::Text,
             log_level: "info".to_string(),
             limit_store: LimitStore::Memory,
-            limit_store_timeout: Duration::from_millis(5),
+            limit_store_timeout: Duration::from_millis(50),
             limit_key_prefix: "augur".to_string(),
         }
     }

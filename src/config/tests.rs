@@ -87,7 +87,7 @@ fn unknown_keys_and_bad_urls_are_rejected() {
 fn the_limit_store_is_memory_or_a_redis_url() {
     let c = Config::from_toml(&Cli::default(), "").unwrap();
     assert_eq!(c.limit_store, LimitStore::Memory);
-    assert_eq!(c.limit_store_timeout, Duration::from_millis(5));
+    assert_eq!(c.limit_store_timeout, Duration::from_millis(50));
     let text = "[limits]\nstore = \"redis://127.0.0.1:6380/2\"\nstore_timeout_ms = 20\nkey_prefix = \"team-a\"\n";
     let c = Config::from_toml(&Cli::default(), text).unwrap();
     assert_eq!(

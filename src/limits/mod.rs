@@ -44,8 +44,9 @@
 //! admission and settles the difference after the answer (a refund when
 //! the answer cost less), and applies a reload's new numbers to the
 //! existing state. When it cannot answer, the policy's
-//! `limits.on_store_error` admits without those limits (`allow`) or refuses
-//! with 503 (`deny`). Concurrency is always counted per replica.
+//! `limits.on_store_error` counts the request in this replica's own
+//! buckets (`allow`: each replica then holds the limits on its own) or
+//! refuses with 503 (`deny`). Concurrency is always counted per replica.
 //!
 //! Call [`Limits::housekeeping`] every minute or so to forget idle keys.
 
@@ -240,13 +241,19 @@ impl Limits {
         if !counts {
             return Ok(admission);
         }
-        match &self.shared {
+        let shared = match &self.shared {
             Some(store) => {
-                let outcome =
-                    shared::admission::admit(store, policy, principal, model, estimate).await?;
+                shared::admission::admit(store, policy, principal, model, estimate).await?
+            }
+            None => None,
+        };
+        match shared {
+            Some(outcome) => {
                 admission.rate = outcome.rate;
                 admission.shared = outcome.charge;
             }
+            // No store, or one that could not answer under `allow`: this
+            // replica's own buckets.
             None => self.admit_local(&mut admission, policy, principal, model)?,
         }
         let Some((m, model_policy)) = model else {

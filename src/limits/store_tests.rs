@@ -146,9 +146,12 @@ async fn on_store_error_allows_or_denies() {
     let deny = policy(
         "defaults: {rate_limit: {requests_per_minute: 1}}\nlimits: {on_store_error: deny}\n",
     );
+    // `allow`: the replica's own buckets hold the limit meanwhile.
+    let ok = admit(&l, &allow, "m", 0).await.unwrap();
+    assert!(ok.rate_info().is_some());
     for _ in 0..3 {
-        let ok = admit(&l, &allow, "m", 0).await.unwrap();
-        assert!(ok.rate_info().is_none());
+        let err = admit(&l, &allow, "m", 0).await.unwrap_err();
+        assert!(matches!(err, LimitError::RateLimited { .. }), "{err:?}");
     }
     let err = admit(&l, &deny, "m", 0).await.unwrap_err();
     assert_eq!(err, LimitError::StoreUnavailable);

@@ -84,6 +84,8 @@ impl Redis {
         };
         let child = cmd
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            // `DEBUG SLEEP` stalls the server in the stall tests.
+            .args(["--enable-debug-command", "local"])
             .arg("--dir")
             .arg(self.dir.path())
             .current_dir(self.dir.path())

@@ -100,18 +100,19 @@ fn shared_buckets(
 }
 
 /// Rates and budgets in the shared store: one call for all of them. A
-/// store that cannot answer admits (`allow`) or refuses (`deny`).
+/// store that cannot answer refuses (`deny`), or, under `allow`, gives
+/// `None`: the caller counts the request in this replica's own buckets.
 pub(crate) async fn admit(
     store: &SharedStore,
     policy: &Policy,
     principal: &Principal,
     model: Option<(&str, &ModelPolicy)>,
     estimate: u64,
-) -> Result<Outcome, LimitError> {
+) -> Result<Option<Outcome>, LimitError> {
     let mut outcome = Outcome::default();
     let buckets = shared_buckets(store.prefix(), policy, principal, model);
     if buckets.is_empty() {
-        return Ok(outcome);
+        return Ok(Some(outcome));
     }
     let values = match store.admit(&buckets, estimate).await {
         Ok(Verdict::Admitted(values)) => values,
@@ -131,10 +132,14 @@ pub(crate) async fn admit(
         }
         Err(_) => {
             return match policy.on_store_error {
-                OnStoreError::Allow => Ok(outcome),
+                OnStoreError::Allow => {
+                    metrics::counter!("augur_limit_store_local_total").increment(1);
+                    Ok(None)
+                }
                 OnStoreError::Deny => Err(LimitError::StoreUnavailable),
             };
         }
+        Ok(Verdict::Late) => return Err(LimitError::StoreUnavailable),
     };
     let mut token_buckets = Vec::new();
     for (bucket, value) in buckets.iter().zip(values) {
@@ -159,5 +164,5 @@ pub(crate) async fn admit(
             settled: AtomicBool::new(false),
         });
     }
-    Ok(outcome)
+    Ok(Some(outcome))
 }

@@ -2,14 +2,18 @@
 -- none. One call per request; Redis runs it atomically, on its own clock.
 --
 -- KEYS[i]  the bucket's key
--- ARGV     three per bucket, in KEYS order:
+-- ARGV[1]  the caller's deadline on this server's clock (microseconds;
+--          0: none): past it the caller has given up, and nothing is
+--          consumed
+-- ARGV     then three per bucket, in KEYS order:
 --   "r", interval_us, burst     request rate (GCRA, as governor computes it)
 --   "t", per_minute, reserve    token budget (refilling bucket)
 --
 -- Returns {1, v1, v2, ...}: admitted; vi is the remaining burst of a rate
 -- bucket (its RateLimit-Remaining) and the balance after the reservation
 -- of a token bucket. Or {0, i, wait_us}: bucket i refused, and the longest
--- wait of any refusing bucket; nothing was written.
+-- wait of any refusing bucket; nothing was written. Or {2}: run after the
+-- deadline; nothing was written.
 --
 -- A rate bucket stores its theoretical arrival time (TAT, microseconds);
 -- a token bucket stores its balance and when it was computed. Neither
@@ -18,13 +22,17 @@
 -- absent key is a full bucket.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local deadline = tonumber(ARGV[1])
+if deadline > 0 and now > deadline then
+  return {2}
+end
 local writes = {}
 local out = {1}
 local refused, worst = 0, -1
 for i = 1, #KEYS do
-  local kind = ARGV[3 * i - 2]
-  local a = tonumber(ARGV[3 * i - 1])
-  local b = tonumber(ARGV[3 * i])
+  local kind = ARGV[3 * i - 1]
+  local a = tonumber(ARGV[3 * i])
+  local b = tonumber(ARGV[3 * i + 1])
   if kind == 'r' then
     local interval, tau = a, a * (b - 1)
     local tat = tonumber(redis.call('GET', KEYS[i])) or now

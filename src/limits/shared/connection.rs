@@ -9,7 +9,8 @@ use std::{
 use redis::aio::MultiplexedConnection;
 
 use super::{
-    CONNECT_TIMEOUT, Inner, MAX_BACKOFF, MIN_BACKOFF, PING_INTERVAL, lock, lost, set_down,
+    CONNECT_TIMEOUT, Inner, MAX_BACKOFF, MIN_BACKOFF, PING_INTERVAL, StoreClock, lock, lost,
+    set_down,
 };
 
 /// Keep a connection open: connect, and after a loss connect again with
@@ -19,14 +20,16 @@ pub(super) async fn supervise(inner: Arc<Inner>) {
     let mut number = 0;
     loop {
         let current = lock(&inner.conn).clone();
-        if let Some((n, mut conn)) = current {
+        if let Some((n, mut conn, _)) = current {
             tokio::select! {
                 _ = inner.wake.notified() => {}
                 _ = tokio::time::sleep(PING_INTERVAL) => {
                     let cmd = redis::cmd("PING");
                     let ping = cmd.query_async::<String>(&mut conn);
                     match tokio::time::timeout(CONNECT_TIMEOUT, ping).await {
-                        Ok(Ok(_)) => {}
+                        Ok(Ok(_)) => {
+                            inner.replies.fetch_add(1, Ordering::Relaxed);
+                        }
                         Ok(Err(e)) => lost(&inner, n, &e.to_string()),
                         Err(_) => lost(&inner, n, "no answer to PING"),
                     }
@@ -35,9 +38,9 @@ pub(super) async fn supervise(inner: Arc<Inner>) {
             continue;
         }
         match connect(&inner).await {
-            Ok(conn) => {
+            Ok((conn, clock)) => {
                 number += 1;
-                *lock(&inner.conn) = Some((number, conn));
+                *lock(&inner.conn) = Some((number, conn, clock));
                 inner.timeouts.store(0, Ordering::Relaxed);
                 *lock(&inner.last_error) = None;
                 inner.up.store(true, Ordering::Release);
@@ -68,7 +71,8 @@ fn jitter(d: Duration) -> Duration {
     d + d / 4 * (nanos % 1000) / 1000
 }
 
-async fn connect(inner: &Inner) -> Result<MultiplexedConnection, String> {
+/// Open a connection, load the scripts and read the store's clock.
+async fn connect(inner: &Inner) -> Result<(MultiplexedConnection, StoreClock), String> {
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(CONNECT_TIMEOUT))
         .set_response_timeout(Some(CONNECT_TIMEOUT));
@@ -83,7 +87,15 @@ async fn connect(inner: &Inner) -> Result<MultiplexedConnection, String> {
             .load(&mut conn)
             .await
             .map_err(|e| e.to_string())?;
-        Ok(conn)
+        let (secs, micros): (i64, i64) = redis::cmd("TIME")
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+        let clock = StoreClock {
+            local: tokio::time::Instant::now(),
+            store_us: secs.saturating_mul(1_000_000).saturating_add(micros),
+        };
+        Ok((conn, clock))
     };
     tokio::time::timeout(CONNECT_TIMEOUT * 2, attempt)
         .await

@@ -16,8 +16,14 @@
 //! checked with `PING` every second. A call never waits for a connection: while
 //! there is none, or when the server does not answer within
 //! `store_timeout_ms`, the call fails at once with a [`StoreError`] and the
-//! policy's `limits.on_store_error` decides. Three timeouts in a row count
-//! as a lost connection.
+//! policy's `limits.on_store_error` decides. Three timeouts in a row, with
+//! no reply to any call of the connection meanwhile, count as a lost
+//! connection: a slow reply while others keep arriving (a loaded replica's
+//! own scheduling delay) is a timeout, not an outage.
+//!
+//! An admission carries its deadline on the store's clock (read when the
+//! connection opened): a script that runs after it, because the caller gave
+//! up waiting, consumes nothing.
 
 pub(crate) mod admission;
 mod connection;
@@ -29,7 +35,7 @@ pub(crate) mod tests;
 use std::{
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, AtomicU32, Ordering},
+        atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
     },
     time::Duration,
 };
@@ -89,16 +95,42 @@ pub struct Health {
     pub error: Option<String>,
 }
 
+/// The store's clock as read when a connection opened: deadlines are sent
+/// on it.
+#[derive(Debug, Clone, Copy)]
+struct StoreClock {
+    /// When the answer to `TIME` was read.
+    local: tokio::time::Instant,
+    /// The answer, in microseconds.
+    store_us: i64,
+}
+
+impl StoreClock {
+    /// `when` on the store's clock, in microseconds. The answer's travel
+    /// time puts it a little behind the store's own reading: a deadline
+    /// errs early, never late.
+    fn at(&self, when: tokio::time::Instant) -> i64 {
+        let since = when.saturating_duration_since(self.local).as_micros();
+        self.store_us
+            .saturating_add(i64::try_from(since).unwrap_or(i64::MAX))
+    }
+}
+
+/// An open connection: its number (a call that failed on an older one must
+/// not drop its replacement), the connection, and the store's clock.
+type Conn = (u64, MultiplexedConnection, StoreClock);
+
 struct Inner {
     client: redis::Client,
     location: String,
     prefix: String,
     timeout: Duration,
-    /// The connection and its number (a call that failed on an older one
-    /// must not drop its replacement).
-    conn: Mutex<Option<(u64, MultiplexedConnection)>>,
+    conn: Mutex<Option<Conn>>,
     up: AtomicBool,
     timeouts: AtomicU32,
+    /// Replies read on any connection (a timeout while this grows is a
+    /// slow reply, not a dead connection).
+    replies: AtomicU64,
     last_error: Mutex<Option<String>>,
     wake: Notify,
     started: AtomicBool,
@@ -172,6 +204,7 @@ impl SharedStore {
                 conn: Mutex::new(None),
                 up: AtomicBool::new(false),
                 timeouts: AtomicU32::new(0),
+                replies: AtomicU64::new(0),
                 last_error: Mutex::new(Some("not connected yet".into())),
                 wake: Notify::new(),
                 started: AtomicBool::new(false),
@@ -232,9 +265,18 @@ impl SharedStore {
         buckets: &[BucketSpec],
         reserve: u64,
     ) -> Result<Verdict, StoreError> {
-        let invocation = self.inner.scripts.admit(buckets, reserve);
-        let raw: Vec<i64> = self.call("admit", &invocation).await?;
-        scripts::verdict(&raw, buckets.len()).map_err(StoreError::Server)
+        let scripts = &self.inner.scripts;
+        let raw: Vec<i64> = self
+            .call("admit", |deadline| {
+                scripts.admit(buckets, reserve, deadline)
+            })
+            .await?;
+        match scripts::verdict(&raw, buckets.len()).map_err(StoreError::Server)? {
+            // Read before augur's own deadline: the clocks differ by the
+            // answer's travel time.
+            Verdict::Late => Err(StoreError::Timeout),
+            verdict => Ok(verdict),
+        }
     }
 
     /// Charge `amount` tokens (negative: refund) to token buckets given as
@@ -244,24 +286,29 @@ impl SharedStore {
         buckets: &[(String, u64)],
         amount: i64,
     ) -> Result<Vec<i64>, StoreError> {
-        let invocation = self.inner.scripts.charge(buckets, amount);
-        self.call("charge", &invocation).await
+        let scripts = &self.inner.scripts;
+        self.call("charge", |_| scripts.charge(buckets, amount))
+            .await
     }
 
-    async fn call<T: redis::FromRedisValue>(
+    /// Run the script `invocation` builds, given the call's deadline on the
+    /// store's clock.
+    async fn call<'s, T: redis::FromRedisValue>(
         &self,
         op: &'static str,
-        invocation: &redis::ScriptInvocation<'_>,
+        invocation: impl FnOnce(i64) -> redis::ScriptInvocation<'s>,
     ) -> Result<T, StoreError> {
         self.ensure_started();
         let conn = lock(&self.inner.conn).clone();
         let result = match conn {
             None => Err(StoreError::Unavailable),
-            Some((number, mut conn)) => {
-                match tokio::time::timeout(self.inner.timeout, invocation.invoke_async(&mut conn))
-                    .await
-                {
+            Some((number, mut conn, clock)) => {
+                let deadline = tokio::time::Instant::now() + self.inner.timeout;
+                let invocation = invocation(clock.at(deadline));
+                let seen = self.inner.replies.load(Ordering::Relaxed);
+                match tokio::time::timeout_at(deadline, invocation.invoke_async(&mut conn)).await {
                     Ok(Ok(v)) => {
+                        self.inner.replies.fetch_add(1, Ordering::Relaxed);
                         self.inner.timeouts.store(0, Ordering::Relaxed);
                         Ok(v)
                     }
@@ -269,12 +316,12 @@ impl SharedStore {
                         self.lost(number, &e.to_string());
                         Err(StoreError::Connection(e.to_string()))
                     }
-                    Ok(Err(e)) => Err(StoreError::Server(e.to_string())),
+                    Ok(Err(e)) => {
+                        self.inner.replies.fetch_add(1, Ordering::Relaxed);
+                        Err(StoreError::Server(e.to_string()))
+                    }
                     Err(_) => {
-                        let n = self.inner.timeouts.fetch_add(1, Ordering::Relaxed) + 1;
-                        if n >= TIMEOUTS_BEFORE_RECONNECT {
-                            self.lost(number, "no answer to several calls in a row");
-                        }
+                        self.timed_out(number, seen);
                         Err(StoreError::Timeout)
                     }
                 }
@@ -291,6 +338,19 @@ impl SharedStore {
     fn lost(&self, number: u64, why: &str) {
         lost(&self.inner, number, why);
     }
+
+    /// A call on connection `number` timed out, `seen` replies having been
+    /// read when it was sent: counted toward a lost connection only when no
+    /// reply came since.
+    fn timed_out(&self, number: u64, seen: u64) {
+        if self.inner.replies.load(Ordering::Relaxed) != seen {
+            return;
+        }
+        let n = self.inner.timeouts.fetch_add(1, Ordering::Relaxed) + 1;
+        if n >= TIMEOUTS_BEFORE_RECONNECT {
+            self.lost(number, "no answer to several calls in a row");
+        }
+    }
 }
 
 /// Drop connection `number`, if still in use, and have the supervisor open
@@ -298,7 +358,7 @@ impl SharedStore {
 fn lost(inner: &Inner, number: u64, why: &str) {
     {
         let mut conn = lock(&inner.conn);
-        if !matches!(&*conn, Some((n, _)) if *n == number) {
+        if !matches!(&*conn, Some((n, ..)) if *n == number) {
             return;
         }
         *conn = None;

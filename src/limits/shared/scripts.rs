@@ -16,6 +16,9 @@ pub(crate) enum Verdict {
     /// Nothing consumed: bucket `index` refused, and no request can pass
     /// every bucket before `wait`.
     Refused { index: usize, wait: Duration },
+    /// Nothing consumed: the script ran after the caller's deadline (the
+    /// caller had given up on the answer).
+    Late,
 }
 
 /// The scripts, hashed once.
@@ -40,8 +43,16 @@ impl Scripts {
         Ok(())
     }
 
-    pub(super) fn admit(&self, buckets: &[BucketSpec], reserve: u64) -> ScriptInvocation<'_> {
+    /// `deadline_us`: the caller's deadline on the server's clock (0:
+    /// none).
+    pub(super) fn admit(
+        &self,
+        buckets: &[BucketSpec],
+        reserve: u64,
+        deadline_us: i64,
+    ) -> ScriptInvocation<'_> {
         let mut inv = self.admit.prepare_invoke();
+        inv.arg(deadline_us);
         for b in buckets {
             inv.key(b.key());
             match b {
@@ -68,6 +79,7 @@ impl Scripts {
 pub(super) fn verdict(raw: &[i64], n: usize) -> Result<Verdict, String> {
     match raw {
         [1, values @ ..] if values.len() == n => Ok(Verdict::Admitted(values.to_vec())),
+        [2] => Ok(Verdict::Late),
         [0, index, wait_us] if *index >= 1 && (*index as usize) <= n => Ok(Verdict::Refused {
             index: *index as usize - 1,
             wait: Duration::from_micros((*wait_us).max(0) as u64),

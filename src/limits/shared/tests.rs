@@ -34,6 +34,8 @@ impl Server {
         let child = tokio::process::Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            // `DEBUG SLEEP` stalls the server for the stall tests.
+            .args(["--enable-debug-command", "local"])
             .arg("--dir")
             .arg(dir.path())
             .stdout(Stdio::null())
@@ -100,6 +102,7 @@ fn admitted(v: Verdict) -> Vec<i64> {
     match v {
         Verdict::Admitted(values) => values,
         Verdict::Refused { index, wait } => panic!("refused by {index} for {wait:?}"),
+        Verdict::Late => panic!("late"),
     }
 }
 
@@ -107,6 +110,7 @@ fn refused(v: Verdict) -> (usize, Duration) {
     match v {
         Verdict::Refused { index, wait } => (index, wait),
         Verdict::Admitted(values) => panic!("admitted: {values:?}"),
+        Verdict::Late => panic!("late"),
     }
 }
 
@@ -295,4 +299,58 @@ async fn a_store_that_goes_away_fails_fast_and_is_reconnected() {
     // A new server: the bucket starts full again.
     assert_eq!(admitted(s.admit(&b, 0).await.unwrap()), [1]);
     assert!(s.health().error.is_none());
+}
+
+/// Stall the server for `ms` milliseconds (from a connection of its own).
+async fn stall(server: &Server, ms: u64) -> tokio::task::JoinHandle<()> {
+    let mut conn = server.conn().await;
+    let secs = format!("{}", ms as f64 / 1000.0);
+    tokio::spawn(async move {
+        let _: redis::RedisResult<String> = redis::cmd("DEBUG")
+            .arg("SLEEP")
+            .arg(secs)
+            .query_async(&mut conn)
+            .await;
+    })
+}
+
+/// A stalled store: the admission times out, and when the server resumes
+/// the script, run past the caller's deadline, consumes nothing.
+#[tokio::test]
+async fn an_admission_given_up_consumes_nothing_when_the_store_resumes() {
+    let server = Server::start().await;
+    let s = SharedStore::new(&server.url(), "t", Duration::from_millis(30)).unwrap();
+    s.start(Duration::from_secs(2)).await;
+    let b = [rate("t:{late}:rate", 60, 2)];
+    let stalled = stall(&server, 400).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(s.admit(&b, 0).await, Err(StoreError::Timeout));
+    stalled.await.unwrap();
+    let mut conn = server.conn().await;
+    let tat: Option<String> = conn.get("t:{late}:rate").await.unwrap();
+    assert_eq!(tat, None, "the late script wrote its bucket");
+    // The connection is kept (one timeout), and the bucket is whole.
+    assert!(s.is_up());
+    assert_eq!(admitted(s.admit(&b, 0).await.unwrap()), [1]);
+}
+
+/// Timeouts count toward a lost connection only while no reply arrives:
+/// one slow call among answered ones keeps the connection.
+#[tokio::test]
+async fn timeouts_drop_the_connection_only_when_nothing_answers() {
+    let server = Server::start().await;
+    let s = store(&server).await;
+    let number = lock(&s.inner.conn).as_ref().unwrap().0;
+    for _ in 0..5 {
+        let seen = s.inner.replies.load(Ordering::Relaxed);
+        // A reply to another call came in meanwhile.
+        s.inner.replies.fetch_add(1, Ordering::Relaxed);
+        s.timed_out(number, seen);
+    }
+    assert!(s.is_up(), "a slow reply among others is not an outage");
+    for _ in 0..TIMEOUTS_BEFORE_RECONNECT {
+        let seen = s.inner.replies.load(Ordering::Relaxed);
+        s.timed_out(number, seen);
+    }
+    assert!(!s.is_up(), "nothing answered three calls in a row");
 }
