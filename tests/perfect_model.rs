@@ -240,7 +240,7 @@ async fn the_small_model_rules_are_an_opt_in_that_can_change_right_answers() {
                 .collect()
         };
         let changed = cases_where("");
-        println!(
+        eprintln!(
             "tools.small_model on a perfect model: {} of {} cases changed on some surface \
              ({} asked again in a second upstream call; {} changed in one call: calls \
              dropped, or the tools never offered)",
@@ -255,7 +255,7 @@ async fn the_small_model_rules_are_an_opt_in_that_can_change_right_answers() {
                 .filter(|id| id.starts_with(&format!("{lang}_")))
                 .count();
             let of = cases.iter().filter(|c| c.lang == lang).count();
-            println!("  {lang}: {n} of {of}");
+            eprintln!("  {lang}: {n} of {of}");
         }
         assert!(!changed.is_empty(), "the small-model rules changed nothing");
     })
