@@ -96,6 +96,40 @@ pub(crate) fn modes() -> Vec<Mode> {
             body: chat(false, invalid_call(), tools),
         },
         Mode {
+            name: "generate schema whole",
+            path: "/api/generate",
+            body: json!({"model": "dribble", "stream": false, "format": person(),
+                "prompt": invalid_person()}),
+        },
+        Mode {
+            name: "generate schema buffered",
+            path: "/api/generate",
+            body: json!({"model": "dribble", "stream": true, "format": person(),
+                "prompt": invalid_person()}),
+        },
+        Mode {
+            name: "openai schema whole",
+            path: "/v1/chat/completions",
+            body: chat(
+                false,
+                invalid_person(),
+                json!({"response_format": {
+                "type": "json_schema", "json_schema": {"name": "person", "schema": person()}}}),
+            ),
+        },
+        Mode {
+            name: "responses schema whole",
+            path: "/v1/responses",
+            body: json!({"model": "dribble", "stream": false, "input": invalid_person(),
+                "text": {"format": {"type": "json_schema", "name": "person", "schema": person()}}}),
+        },
+        Mode {
+            name: "responses schema stream",
+            path: "/v1/responses",
+            body: json!({"model": "dribble", "stream": true, "input": invalid_person(),
+                "text": {"format": {"type": "json_schema", "name": "person", "schema": person()}}}),
+        },
+        Mode {
             name: "openai schema stream",
             path: "/v1/chat/completions",
             body: chat(
