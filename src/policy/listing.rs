@@ -10,7 +10,9 @@
 //! The signature of a look hashes, per file, its name, symlink target,
 //! size, modification and change times, inode and device, and the same for
 //! each `format` schema file the last compile read. The count and size
-//! bounds of [`super::bounds`] are checked here, before anything is read.
+//! bounds of [`super::bounds`] are checked here, before anything is read,
+//! and so is the file type: anything but a regular file (after symlinks) is
+//! refused with an error naming it, since opening a FIFO could block.
 
 use std::{
     fs::Metadata,
@@ -22,6 +24,7 @@ use sha2::{Digest, Sha256};
 use super::{
     bounds::{MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES},
     error::PolicyError,
+    regular,
 };
 
 /// One policy file to read.
@@ -145,6 +148,14 @@ fn list_into(h: &mut Sha256, dir: &Path) -> Result<Vec<PolicyFile>, PolicyError>
             // A symlink to a directory is not a policy file.
             Ok(m) if m.is_dir() => continue,
             Ok(m) => {
+                // A FIFO, socket or device (or a symlink to one) is
+                // refused here, from its metadata: opening it could block.
+                if let Err(e) = regular::check(&m) {
+                    return Err(PolicyError::Io {
+                        file: name,
+                        message: e.to_string(),
+                    });
+                }
                 hash_metadata(h, &m);
                 if m.len() > MAX_FILE_BYTES {
                     let message = format!(

@@ -8,7 +8,7 @@
 //!
 //! [`listing`]: super::listing
 
-use std::{io::Read, path::Path, time::SystemTime};
+use std::{path::Path, time::SystemTime};
 
 use sha2::{Digest, Sha256};
 
@@ -18,6 +18,7 @@ use super::{
     error::PolicyError,
     listing::{self, PolicyFile},
     model::{Policy, PolicyMeta},
+    regular,
     schemas::SchemaReads,
 };
 
@@ -74,8 +75,10 @@ pub(crate) struct Texts {
     hash: [u8; 32],
 }
 
-/// Read `files`, refusing any over [`MAX_FILE_BYTES`] or a set over
-/// [`MAX_TOTAL_BYTES`] (they may have grown since they were listed).
+/// Read `files`, refusing any over [`MAX_FILE_BYTES`], a set over
+/// [`MAX_TOTAL_BYTES`] (they may have grown since they were listed), and
+/// any that is not a regular file (it may have been swapped since).
+/// Nothing here waits on a file (see [`regular`]).
 pub(crate) fn read(files: &[PolicyFile]) -> Result<Texts, PolicyError> {
     let mut hasher = Sha256::new();
     let mut out = Vec::with_capacity(files.len());
@@ -85,10 +88,7 @@ pub(crate) fn read(files: &[PolicyFile]) -> Result<Texts, PolicyError> {
             file: f.name.clone(),
             message,
         };
-        let mut bytes = Vec::new();
-        std::fs::File::open(&f.path)
-            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(|e| io(e.to_string()))?;
+        let bytes = regular::read(&f.path, MAX_FILE_BYTES).map_err(|e| io(e.to_string()))?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(PolicyError::Limit {
                 file: f.name.clone(),

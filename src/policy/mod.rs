@@ -40,7 +40,9 @@
 //! A broken edit (YAML, schema, glob, missing schema file, unset `key_env`,
 //! a bound exceeded) is rejected whole: the last good policy stays active.
 //! So is losing the policy: the directory vanishing or turning unreadable,
-//! or the last file disappearing ([`PolicyError::NoFiles`]).
+//! or the last file disappearing ([`PolicyError::NoFiles`]). Only regular
+//! files (and symlinks to them) are read: a FIFO, socket or device is
+//! refused, unopened, with an error naming it (see [`regular`]).
 
 pub mod audit;
 pub mod bounds;
@@ -52,6 +54,7 @@ mod load;
 pub mod model;
 mod nesting;
 pub mod raw;
+mod regular;
 pub mod rules;
 mod schemas;
 pub mod show;

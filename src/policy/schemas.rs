@@ -7,16 +7,12 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::bounds::MAX_FILE_BYTES;
+use super::{bounds::MAX_FILE_BYTES, regular};
 
-/// Read `path`, refusing more than [`MAX_FILE_BYTES`] bytes.
+/// Read `path`, refusing more than [`MAX_FILE_BYTES`] bytes, and anything
+/// but a regular file (unopened: a FIFO there never blocks a reload).
 pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    let bytes = regular::read(path, MAX_FILE_BYTES).map_err(|e| e.to_string())?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(format!(
             "more than the limit of {MAX_FILE_BYTES} bytes per file"

@@ -1,0 +1,122 @@
+//! Reading policy and `format` schema files without ever waiting on one.
+//!
+//! Only regular files are read (a symlink counts as what it points to): a
+//! FIFO, socket or device in the policies or schemas directory is refused
+//! with an error naming what it is, from its metadata alone, so it is
+//! never opened. The file is then opened non-blocking and checked again
+//! on the open descriptor (it may have been swapped in between), and read
+//! up to a bound. A reload therefore never hangs on a file, and the next
+//! edit applies as usual.
+
+use std::{
+    fs::{File, FileType, Metadata},
+    io::{self, Read},
+    path::Path,
+};
+
+/// What a file that is not a regular file is, for error messages.
+fn kind(t: &FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    if t.is_dir() {
+        return "a directory";
+    }
+    "a special file"
+}
+
+/// `Ok` for a regular file; otherwise the error that refuses it.
+pub(crate) fn check(meta: &Metadata) -> io::Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "not a regular file but {}; only regular files (or symlinks to them) are read",
+            kind(&meta.file_type())
+        ),
+    ))
+}
+
+/// Open `path` for reading without blocking on a FIFO or device.
+fn open_nonblocking(path: &Path) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    options.open(path)
+}
+
+/// The bytes of the regular file at `path` (symlinks followed), at most
+/// `limit + 1` of them: a caller that gets more than `limit` refuses the
+/// file as too large. Anything but a regular file is refused unopened.
+pub(crate) fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    check(&std::fs::metadata(path)?)?;
+    let file = open_nonblocking(path)?;
+    check(&file.metadata()?)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regular_files_are_read_up_to_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.yaml");
+        std::fs::write(&path, "0123456789").unwrap();
+        assert_eq!(read(&path, 100).unwrap(), b"0123456789");
+        assert_eq!(read(&path, 4).unwrap(), b"01234");
+        let link = dir.path().join("b.yaml");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(read(&link, 100).unwrap(), b"0123456789");
+    }
+
+    #[test]
+    fn fifos_sockets_and_devices_are_refused_unopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p.yaml");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let link = dir.path().join("link.yaml");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let socket = dir.path().join("s.yaml");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        for (path, what) in [
+            (fifo.as_path(), "named pipe"),
+            (link.as_path(), "named pipe"),
+            (socket.as_path(), "socket"),
+            (Path::new("/dev/null"), "character device"),
+        ] {
+            let e = read(path, 100).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{path:?}");
+            assert!(e.to_string().contains(what), "{path:?}: {e}");
+        }
+    }
+}
