@@ -255,3 +255,49 @@ async fn in_text_mode_the_fallback_models_grammar_attempt_goes_to_it() {
     assert_eq!(sent["model"], "big", "{sent}");
     assert!(sent.get("format").is_some(), "grammar mode: {sent}");
 }
+
+#[tokio::test]
+async fn a_fallback_name_that_is_not_a_model_name_is_refused_and_the_last_policy_stays() {
+    let petit = scripted("petit", &["no", "still no"]).await;
+    let grand = scripted("grand", &[VALID]).await;
+    let policies = tempfile::tempdir().unwrap();
+    let schemas = tempfile::tempdir().unwrap();
+    // Names of their own: the fallback counter is shared by the tests here.
+    let good = "models:\n  petit: {fallback: {models: [grand]}}\n";
+    common::write_policy(policies.path(), "fallback.yaml", good);
+    let config = Config {
+        upstreams: named(&[("a", &petit.url()), ("b", &grand.url())]),
+        policies: policies.path().to_path_buf(),
+        schemas: schemas.path().to_path_buf(),
+        drain_timeout: Duration::from_secs(5),
+        ..Config::default()
+    };
+    // No watcher: the edit below is applied by `reload_now` alone.
+    let store = augur::policy::PolicyStore::open(&config.policies, &config.schemas).unwrap();
+    let augur = common::start_state(AppState::with_store(config, store, None).unwrap()).await;
+    augur.state.fleet.refresh(true).await;
+    // CR LF would end X-Augur-Model and start another header.
+    let bad = "models:\n  petit: {fallback: {models: [\"grand\\r\\nX-Evil: 1\"]}}\n";
+    common::write_policy(policies.path(), "fallback.yaml", bad);
+    let e = augur.state.policies.reload_now().unwrap_err().to_string();
+    assert!(e.contains("fallback.yaml"), "{e}");
+    assert!(
+        e.contains(r#""grand\r\nX-Evil: 1" is not a valid model name"#),
+        "{e}"
+    );
+    let admin = augur.admin().await;
+    let shown: Value = client()
+        .get(format!("{admin}/-/policies"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(shown["last_error"], e.as_str());
+    // The last good policy still answers.
+    let r = post(&augur, "/api/chat", &ask("petit", schema(), false)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-model"), Some("grand"));
+    assert_eq!(header(&r, "x-evil"), None);
+}

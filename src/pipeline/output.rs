@@ -100,9 +100,10 @@ impl Report {
                     seen.push(r);
                 }
             }
-            if let Ok(v) = HeaderValue::from_str(&seen.join(", ")) {
-                h.insert("x-augur-repaired", v);
-            }
+            h.insert(
+                "x-augur-repaired",
+                crate::wire::header_text(&seen.join(", ")),
+            );
         }
         if self.attempts > 1 {
             h.insert("x-augur-attempts", HeaderValue::from(self.attempts));
@@ -115,10 +116,9 @@ impl Report {
         if let Some(what) = self.emulated {
             h.insert("x-augur-emulated", HeaderValue::from_static(what));
         }
-        if let Some(f) = &self.fallback
-            && let Ok(model) = HeaderValue::from_str(&f.model)
-        {
-            h.insert("x-augur-model", model);
+        if let Some(f) = &self.fallback {
+            // Never dropped: a name a header cannot hold comes escaped.
+            h.insert("x-augur-model", crate::wire::header_text(&f.model));
             h.insert(
                 "x-augur-fallback",
                 HeaderValue::from_static(f.reason.as_str()),
@@ -185,4 +185,28 @@ where
             () = producer => {}
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::fallback::{Answered, Reason};
+
+    #[test]
+    fn fallback_headers_are_never_dropped() {
+        let report = |model: &str| Report {
+            fallback: Some(Answered {
+                model: model.to_string(),
+                reason: Reason::Invalid,
+            }),
+            ..Report::default()
+        };
+        let h = report("big:latest").headers();
+        assert_eq!(h["x-augur-model"], "big:latest");
+        assert_eq!(h["x-augur-fallback"], "invalid");
+        let h = report("big\r\nX-Evil: 1\u{7f}").headers();
+        assert_eq!(h["x-augur-model"], "big%0D%0AX-Evil: 1%7F");
+        assert_eq!(h["x-augur-fallback"], "invalid");
+        assert!(!h.contains_key("x-evil"));
+    }
 }

@@ -1,6 +1,7 @@
-//! The `fallback:` block compiled: 1 to 4 model names (tried in order)
-//! and `on`, the causes that make the next one answer (default: invalid,
-//! truncated, upstream_error; `repaired` is opt-in).
+//! The `fallback:` block compiled: 1 to 4 model names (tried in order),
+//! each a name Ollama accepts, and `on`, the causes that make the next one
+//! answer (default: invalid, truncated, upstream_error; `repaired` is
+//! opt-in).
 
 use super::{
     error::PolicyError,
@@ -10,6 +11,8 @@ use super::{
 
 /// Most fallback models one entry lists (each is one more model call).
 const MAX_FALLBACKS: usize = 4;
+/// Longest fallback model name.
+const MAX_NAME: usize = 256;
 
 /// Compile the block at `at` of `file`.
 pub(super) fn compile(file: &str, at: &str, f: &RawFallback) -> Result<Fallback, PolicyError> {
@@ -21,14 +24,18 @@ pub(super) fn compile(file: &str, at: &str, f: &RawFallback) -> Result<Fallback,
             format!("list 1 to {MAX_FALLBACKS} models"),
         ));
     }
-    if let Some(bad) = f.models.iter().find(|m| {
-        let m = m.trim();
-        m.is_empty() || m.len() > 256 || m.contains(['*', '?', '[', '{'])
-    }) {
+    // A name the upstream would refuse, or one that cannot be sent in
+    // `X-Augur-Model` (a control character), is refused here, when the
+    // policy loads, rather than on the request that falls back.
+    if let Some(bad) = f
+        .models
+        .iter()
+        .find(|m| m.trim().len() > MAX_NAME || !crate::wire::model_name::is_valid_model_name(m))
+    {
         return Err(PolicyError::invalid(
             file,
             format!("{at}.models"),
-            format!("{bad:?} is not a model name"),
+            format!("{bad:?} is not a valid model name"),
         ));
     }
     let on = match &f.on {

@@ -46,3 +46,25 @@ fn bad_fallback_blocks_are_rejected() {
         assert!(load(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn fallback_models_must_be_valid_model_names() {
+    for (yaml, shown) in [
+        (r#""big\r\nX-Evil: 1""#, r#""big\r\nX-Evil: 1""#),
+        (r#""big\x7f""#, r#""big\u{7f}""#),
+        (r#""big\x00""#, r#""big\0""#),
+        (r#""b\tig""#, r#""b\tig""#),
+        (r#""a b""#, r#""a b""#),
+        (r#""Ünï""#, r#""Ünï""#),
+        (r#""/big""#, r#""/big""#),
+    ] {
+        let text = format!("models:\n  small: {{fallback: {{models: [mid, {yaml}]}}}}\n");
+        let e = load(&text).unwrap_err().to_string();
+        assert!(e.contains("/10.yaml: models.\"small\".fallback.models: "), "{e}");
+        assert!(
+            e.contains(&format!("{shown} is not a valid model name")),
+            "{yaml}: {e}"
+        );
+    }
+    assert!(load("defaults:\n  fallback: {models: [\"hf.co/org/m:Q4_K_M\", \" big \"]}\n").is_ok());
+}

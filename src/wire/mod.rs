@@ -1,7 +1,7 @@
 //! Wire helpers shared by every route: JSON written the way Ollama's Go
 //! server writes it, Go-style timestamps, request paths as Go's router
-//! reads them, model names as Ollama resolves them, and the size of a
-//! JSON value.
+//! reads them, model names as Ollama resolves them, the size of a JSON
+//! value, and header values that cannot be refused.
 
 pub mod content;
 pub mod gojson;
@@ -12,6 +12,28 @@ pub mod upstream_error;
 
 pub use gojson::{created_at_now, json_kind, to_go_json};
 pub use model_name::normalize_model_name;
+
+/// `text` as a header value, never refused: control characters, bytes
+/// outside ASCII and `%` itself are percent-encoded (`%0D`, `%C3%9C`,
+/// `%25`), so a value the client cannot read as it is still arrives, and
+/// no value can end the header or start another.
+pub fn header_text(text: &str) -> http::HeaderValue {
+    let plain = |b: u8| (b' '..=b'~').contains(&b) && b != b'%';
+    if text.bytes().all(plain)
+        && let Ok(value) = http::HeaderValue::from_str(text)
+    {
+        return value;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for b in text.bytes() {
+        if plain(b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    http::HeaderValue::from_str(&out).unwrap_or(http::HeaderValue::from_static(""))
+}
 
 /// Length of `v` as compact JSON, counted without building the text.
 pub fn json_len(v: &serde_json::Value) -> usize {
@@ -32,6 +54,19 @@ pub fn json_len(v: &serde_json::Value) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn header_text_escapes_what_a_header_cannot_hold() {
+        let h = |t: &str| super::header_text(t).to_str().unwrap().to_string();
+        assert_eq!(h("gemma3:4b"), "gemma3:4b");
+        assert_eq!(
+            h("code_fence, trailing_comma"),
+            "code_fence, trailing_comma"
+        );
+        assert_eq!(h("big\r\nX-Evil: 1"), "big%0D%0AX-Evil: 1");
+        assert_eq!(h("a\tb\u{7f}\0"), "a%09b%7F%00");
+        assert_eq!(h("Ünï 100%"), "%C3%9Cn%C3%AF 100%25");
+    }
+
     #[test]
     fn json_len_is_the_compact_length() {
         let v = serde_json::json!({"a": [1, "x\"y", null], "b": {"c": true}});

@@ -126,12 +126,27 @@ fn short_form(name: &str) -> Option<String> {
     }
 }
 
-/// [`normalize_model_name`] for a trimmed, non-empty name, in full.
+/// Whether Ollama accepts `name` (surrounding spaces aside) as a model
+/// name: every part it parses into is valid (`Name.IsValid`). A name with
+/// a control character, a space, a glob or a non-ASCII letter is not.
+pub fn is_valid_model_name(name: &str) -> bool {
+    let trimmed = name.trim();
+    !trimmed.is_empty() && (short_form(trimmed).is_some() || parse_in_full(trimmed).is_some())
+}
+
+/// [`normalize_model_name`] for a trimmed, non-empty name, in full; a name
+/// Ollama refuses stays itself, lowercased.
 fn general_form(trimmed: &str) -> String {
+    parse_in_full(trimmed).unwrap_or_else(|| trimmed.to_lowercase())
+}
+
+/// The shortest form of a trimmed, non-empty name, or `None` when Ollama
+/// refuses the name.
+fn parse_in_full(trimmed: &str) -> Option<String> {
     let (base, source) = source_suffix(trimmed);
     if source != Source::Unspecified && source_suffix(&base).1 != Source::Unspecified {
         // Two source suffixes: Ollama refuses the name.
-        return trimmed.to_lowercase();
+        return None;
     }
     let mut rest = &*base;
     // "/" cannot appear in a tag, so a ":" after the last "/" starts one.
@@ -156,8 +171,7 @@ fn general_form(trimmed: &str) -> String {
         && valid(Part::Model, model)
         && valid(Part::Tag, tag))
     {
-        // Ollama refuses such a name; it stays itself, lowercased.
-        return trimmed.to_lowercase();
+        return None;
     }
     let mut out = String::with_capacity(trimmed.len() + 8);
     if !host.eq_ignore_ascii_case(DEFAULT_HOST) {
@@ -180,7 +194,7 @@ fn general_form(trimmed: &str) -> String {
     if !out.is_ascii() {
         out = out.to_lowercase();
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -251,5 +265,40 @@ mod tests {
         assert_eq!(normalize_model_name("Ünï"), "ünï");
         assert_eq!(normalize_model_name("a b"), "a b");
         assert_eq!(normalize_model_name("/x"), "/x");
+    }
+
+    #[test]
+    fn only_names_ollama_accepts_are_valid() {
+        for good in [
+            "gemma3",
+            "Gemma3:4B",
+            " gemma3 ",
+            "library/gemma3:latest",
+            "hf.co/org/m:Q4_K_M",
+            "https://registry.ollama.ai/library/gemma3:latest",
+            "gpt-oss:20b-cloud",
+            "gemma3:local",
+            // Surrounding whitespace is not part of the name.
+            "big\n",
+        ] {
+            assert!(is_valid_model_name(good), "{good:?}");
+        }
+        for bad in [
+            "",
+            " ",
+            "big\r\nX-Evil: 1",
+            "bi\tg",
+            "big\u{7f}",
+            "big\0",
+            "a b",
+            "gemma3:*",
+            "Ünï",
+            "/x",
+            "x:",
+            "gemma3:4b:cloud:local",
+            "-x",
+        ] {
+            assert!(!is_valid_model_name(bad), "{bad:?}");
+        }
     }
 }
