@@ -127,13 +127,21 @@ pub async fn serve<S, B>(
     B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    // hyper's head bounds are a memory backstop above augur's own, which
+    // answer in the route's error shape (see `crate::ingress::head`).
+    use crate::ingress::head::{HYPER_MAX_BUF, HYPER_MAX_FIELDS, HYPER_MAX_HEADER_LIST};
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(accept.header_timeout)
+        .max_buf_size(HYPER_MAX_BUF)
+        .max_headers(HYPER_MAX_FIELDS)
         .keep_alive(true);
-    builder.http2().timer(TokioTimer::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(HYPER_MAX_HEADER_LIST);
     let graceful = GracefulShutdown::new();
     loop {
         let slot = tokio::select! {

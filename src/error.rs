@@ -84,6 +84,13 @@ pub enum ProxyError {
     /// The request body exceeds the configured limit.
     #[error("request body too large (limit {0} bytes)")]
     BodyTooLarge(u64),
+    /// The request's head (request line and header fields) is over
+    /// augur's bounds (see `ingress::head`).
+    #[error(
+        "request header fields too large: at most {max_bytes} bytes and {max_fields} fields \
+         are accepted"
+    )]
+    HeadersTooLarge { max_bytes: usize, max_fields: usize },
     /// The client was too slow sending its request.
     #[error("timed out reading the request")]
     ClientTimeout,
@@ -128,6 +135,7 @@ impl ProxyError {
             ProxyError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::Upstream { status, .. } => *status,
             ProxyError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyError::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ProxyError::ClientTimeout => StatusCode::REQUEST_TIMEOUT,
             ProxyError::BadRequest(_)
             | ProxyError::Schema { .. }
@@ -252,6 +260,13 @@ mod tests {
             (ProxyError::UpstreamTimeout(1), 504),
             (ProxyError::UpstreamProtocol("x".into()), 502),
             (ProxyError::BodyTooLarge(1), 413),
+            (
+                ProxyError::HeadersTooLarge {
+                    max_bytes: 1,
+                    max_fields: 1,
+                },
+                431,
+            ),
             (ProxyError::ClientTimeout, 408),
             (ProxyError::BadRequest("x".into()), 400),
             (

@@ -153,3 +153,72 @@ async fn every_route_class_is_admitted_by_the_layer_alone() {
     );
     tokio::time::sleep(Duration::from_millis(10)).await;
 }
+
+#[tokio::test]
+async fn oversized_heads_are_431_in_the_routes_error_shape() {
+    let (url, calls) = serve("{}").await;
+    let gemma = r#"{"model":"gemma3","messages":[]}"#;
+    let big = |n: usize| "x".repeat(n);
+    let many = |n: usize| {
+        let mut h = reqwest::header::HeaderMap::new();
+        for i in 0..n {
+            h.insert(
+                reqwest::header::HeaderName::from_bytes(format!("x-n{i}").as_bytes()).unwrap(),
+                reqwest::header::HeaderValue::from_static("1"),
+            );
+        }
+        h
+    };
+    // One header over augur's bound, one over hyper's default buffer, and
+    // more fields than hyper's default count.
+    let cases = [
+        ("/api/tags", big(100 * 1024), 0),
+        ("/api/chat", big(600 * 1024), 0),
+        ("/v1/chat/completions", big(600 * 1024), 0),
+        ("/v1/messages", String::new(), 200),
+        ("/api/chat", String::new(), 200),
+    ];
+    for (path, value, fields) in cases {
+        let mut r = if path == "/api/tags" {
+            client().get(format!("{url}{path}"))
+        } else {
+            client().post(format!("{url}{path}")).body(gemma)
+        };
+        if !value.is_empty() {
+            r = r.header("x-big", value);
+        }
+        let r = r.headers(many(fields)).send().await.unwrap();
+        assert_eq!(r.status(), 431, "{path}");
+        let content_type = r.headers()["content-type"].to_str().unwrap().to_string();
+        assert!(content_type.starts_with("application/json"), "{path}");
+        let v: serde_json::Value = r.json().await.unwrap();
+        let message = match path {
+            "/v1/messages" => {
+                assert_eq!(v["type"], "error", "{v}");
+                assert_eq!(v["error"]["type"], "api_error", "{v}");
+                v["error"]["message"].as_str()
+            }
+            "/v1/chat/completions" => {
+                assert_eq!(v["error"]["type"], "api_error", "{v}");
+                v["error"]["message"].as_str()
+            }
+            _ => v["error"].as_str(),
+        };
+        assert!(
+            message.unwrap().contains("header fields too large"),
+            "{path}: {v}"
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    // Within the bounds: admitted.
+    let r = client()
+        .post(format!("{url}/api/chat"))
+        .body(gemma)
+        .header("x-big", big(60 * 1024))
+        .headers(many(90))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}

@@ -4,6 +4,7 @@
 //! ```text
 //! path   = path::canonical(uri.path())?          // 400; routed, gated and forwarded as is
 //! route  = routes::classify(method, path)        // class, error shape, model fields
+//! head::check(parts)?                            // 431, request line and fields
 //! policy = store.snapshot()                      // the one snapshot of the request
 //! who    = authenticate(policy, headers)?        // 401 (not for liveness)
 //! body   = read(body, limit)?                    // 413 / 408, routes that name models
@@ -18,6 +19,7 @@
 //! Handlers read what admission established from the [`Admitted`]
 //! extension; they cannot skip auth or limits, because they never call them.
 
+pub(crate) mod head;
 mod hold;
 pub mod multipart;
 pub mod names;
@@ -197,6 +199,7 @@ async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
     canonicalize(&mut parts.uri).map_err(|e| (None, e))?;
     let route = routes::classify(&parts.method, parts.uri.path());
     let refuse = |e: ProxyError| (Some(route.flavor), e);
+    head::check(&parts).map_err(refuse)?;
     let policy = state.policy();
     let ip = parts
         .extensions
