@@ -204,3 +204,75 @@ async fn an_upstream_that_stops_leaves_the_rotation_and_comes_back() {
     b.shutdown().await;
     assert_eq!(ready().await, 503);
 }
+
+/// An upstream that reads each request and then resets the connection
+/// (`RST`, not a clean close), or, when `silent`, never answers.
+async fn misbehaving_upstream(silent: bool) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf).await;
+                if silent {
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                } else {
+                    let _ = stream.set_zero_linger();
+                }
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn failure_bodies_never_name_the_upstreams_address() {
+    let cases = [
+        ("refused", dead_url().await, 502),
+        ("reset", misbehaving_upstream(false).await, 502),
+        ("timeout", misbehaving_upstream(true).await, 504),
+    ];
+    let asks = [
+        ("/api/chat", Some(chat("llama3.2", false))),
+        ("/api/chat", Some(chat("llama3.2", true))),
+        ("/v1/chat/completions", Some(chat("llama3.2", false))),
+        (
+            "/v1/messages",
+            Some(json!({"model": "llama3.2", "max_tokens": 8,
+            "messages": [{"role": "user", "content": "hi"}]})),
+        ),
+        ("/api/tags", None),
+        ("/api/version", None),
+    ];
+    for (what, url, status) in cases {
+        // Named by default after its host:port, the worst case.
+        let config = Config {
+            upstreams: common::upstreams(&url),
+            first_byte_timeout: Duration::from_millis(300),
+            drain_timeout: Duration::from_secs(5),
+            ..Config::default()
+        };
+        let augur =
+            common::start_state(AppState::new(config, Policy::permissive(), None).unwrap()).await;
+        let address = url.trim_start_matches("http://");
+        for (path, body) in &asks {
+            let request = match body {
+                Some(b) => client().post(format!("{}{path}", augur.url)).json(b),
+                None => client().get(format!("{}{path}", augur.url)),
+            };
+            let r = request.send().await.unwrap();
+            assert_eq!(r.status(), status, "{what} {path}");
+            let text = r.text().await.unwrap();
+            assert!(!text.is_empty(), "{what} {path}");
+            assert!(!text.contains(address), "{what} {path}: {text}");
+            assert!(!text.contains("127.0.0.1"), "{what} {path}: {text}");
+            if what == "refused" && path.starts_with("/api/") {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                let message = v["error"].as_str().unwrap();
+                assert!(message.contains("cannot connect to the upstream"), "{text}");
+            }
+        }
+        augur.stop().await;
+    }
+}

@@ -182,10 +182,12 @@ fn default_name(url: &http::Uri) -> String {
         .unwrap_or_default()
 }
 
-/// An `http://host[:port][/prefix]` URL.
+/// An `http://host[:port][/prefix]` URL. Credentials (`user:pass@`) are
+/// refused: augur would send them in every `Host` header and show them in
+/// logs and `/-/upstreams`; the error does not repeat them.
 fn parse_url(url: &str) -> Result<http::Uri, ConfigError> {
     let err = |message: &str| ConfigError::Upstream {
-        url: url.to_string(),
+        url: without_userinfo(url),
         message: message.to_string(),
     };
     let uri: http::Uri = url
@@ -197,10 +199,30 @@ fn parse_url(url: &str) -> Result<http::Uri, ConfigError> {
         Some(_) => return Err(err("only http:// upstreams are supported")),
         None => return Err(err("missing scheme, e.g. http://127.0.0.1:11434")),
     }
-    if uri.authority().is_none() {
-        return Err(err("missing host"));
+    match uri.authority() {
+        None => return Err(err("missing host")),
+        Some(a) if a.as_str().contains('@') => {
+            return Err(err(
+                "credentials (user:password@) are not supported in upstream URLs: \
+                 augur would send them in the Host header and show them in logs",
+            ));
+        }
+        Some(_) => {}
     }
     Ok(uri)
+}
+
+/// `url` with anything before an `@` in its authority replaced by `***`,
+/// for error messages.
+fn without_userinfo(url: &str) -> String {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..start], &url[start + at..]),
+        None => url.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -291,5 +313,31 @@ mod tests {
             .map(|i| format!("[[upstreams]]\nurl = \"http://h:{}\"\n", i + 1))
             .collect();
         assert!(bad(&many).contains("at most"));
+    }
+
+    #[test]
+    fn credentials_in_upstream_urls_are_refused_without_being_repeated() {
+        for url in [
+            "http://user:secret@10.0.0.1:11434",
+            "http://secret@10.0.0.1:11434/prefix",
+            "http://user:secret@10.0.0.1",
+        ] {
+            let e = UpstreamSpec::from_url(url).unwrap_err().to_string();
+            assert!(e.contains("credentials"), "{e}");
+            assert!(!e.contains("secret"), "{e}");
+            assert!(e.contains("***@10.0.0.1"), "{e}");
+        }
+        let file = "[[upstreams]]\nurl = \"http://u:secret@h:1\"\n";
+        let e = Config::from_toml(&Cli::default(), file).unwrap_err();
+        assert!(e.to_string().contains("credentials"), "{e}");
+        let single = "[upstream]\nurl = \"http://u:secret@h:1\"\n";
+        assert!(Config::from_toml(&Cli::default(), single).is_err());
+        let cli = Cli {
+            upstream: vec!["gpu=http://u:secret@h:1".into()],
+            ..Cli::default()
+        };
+        let e = Config::from_toml(&cli, "").unwrap_err().to_string();
+        assert!(e.contains("credentials") && !e.contains("secret"), "{e}");
+        assert_eq!(without_userinfo("http://h:1/a@b"), "http://h:1/a@b");
     }
 }

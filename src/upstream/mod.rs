@@ -96,6 +96,12 @@ impl Upstream {
             .authority()
             .ok_or_else(|| ProxyError::Internal("upstream URL has no host".into()))?;
         let authority = HeaderValue::from_str(host_port.as_str())
+        if host_port.as_str().contains('@') {
+            // It would go out in every Host header (config loading refuses it).
+            return Err(ProxyError::Internal(
+                "the upstream URL must not hold credentials".into(),
+            ));
+        }
             .map_err(|e| ProxyError::Internal(format!("upstream host: {e}")))?;
         let addr = format!(
             "{}:{}",

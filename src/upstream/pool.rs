@@ -128,14 +128,19 @@ impl Pool {
         )
         .await
         {
+            // The address goes to the log only: clients are told what
+            // failed, not where augur's upstreams are.
             Err(_) => {
+                tracing::warn!(upstream = addr, "timed out connecting to the upstream");
                 return Err(ProxyError::UpstreamTimeout(
                     self.inner.connect_timeout.as_millis(),
                 ));
             }
             Ok(Err(e)) => {
+                tracing::warn!(upstream = addr, error = %e, "cannot connect to the upstream");
                 return Err(ProxyError::UpstreamUnavailable(format!(
-                    "cannot connect to the upstream at {addr}: {e}"
+                    "cannot connect to the upstream: {}",
+                    e.kind()
                 )));
             }
             Ok(Ok(stream)) => stream,
@@ -145,7 +150,8 @@ impl Pool {
             .handshake(TokioIo::new(stream))
             .await
             .map_err(|e| {
-                ProxyError::UpstreamUnavailable(format!("upstream handshake failed: {e}"))
+                tracing::warn!(upstream = addr, error = %e, "upstream handshake failed");
+                ProxyError::UpstreamUnavailable("upstream handshake failed".into())
             })?;
         CONNECTIONS_OPENED.with(|c| c.increment(1));
         Ok(Lease {
