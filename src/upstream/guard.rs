@@ -4,7 +4,8 @@
 //! answer:
 //!
 //! - an NDJSON stream ends with an `{"error": ...}` line, an SSE stream
-//!   with an error event. Streams are passed on in whole lines (a line
+//!   with an error event (a Responses stream with `response.failed`, see
+//!   [`super::terminator`]). Streams are passed on in whole lines (a line
 //!   the upstream sent in pieces is held until its end, up to
 //!   [`MAX_HELD_LINE`]), so a cut drops the unfinished line and the error
 //!   line stands on its own; after a longer line, the error line starts
@@ -24,87 +25,15 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
-use http::HeaderValue;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 
-use crate::{
-    error::{Flavor, ProxyError},
-    telemetry::Timing,
-};
+pub(super) use super::terminator::Terminator;
+use super::terminator::{Trail, trailing_newlines};
+use crate::{error::ProxyError, telemetry::Timing};
 
 /// The longest unfinished stream line held back; a longer one is passed
 /// on in pieces.
 pub(super) const MAX_HELD_LINE: usize = 1 << 20;
-
-/// How a failed body is reported to the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Terminator {
-    /// `{"error": "..."}\n` (what Ollama sends mid-stream).
-    Ndjson,
-    /// An error event: `data: {"error": {...}}` on OpenAI's streams,
-    /// `event: error` with Anthropic's error object on its streams.
-    Sse(Flavor),
-    /// Nothing can be appended: abort the connection.
-    None,
-}
-
-impl Terminator {
-    /// How a body of content type `ct` ends on failure, for a client that
-    /// reads errors in `flavor`'s shape.
-    pub(super) fn for_content_type(ct: Option<&HeaderValue>, flavor: Flavor) -> Self {
-        match crate::wire::content::BodyKind::of(ct) {
-            crate::wire::content::BodyKind::Ndjson => Terminator::Ndjson,
-            crate::wire::content::BodyKind::Sse => Terminator::Sse(flavor),
-            crate::wire::content::BodyKind::Whole => Terminator::None,
-        }
-    }
-
-    /// The bytes that end a stream with `message`, after a body whose last
-    /// bytes ended `newlines` newlines (0, 1 or 2: at most 2 count).
-    fn ending(self, message: &str, newlines: u8) -> Option<Bytes> {
-        let (needed, line) = match self {
-            Terminator::Ndjson => (1u8, crate::error::error_line(message)),
-            Terminator::Sse(Flavor::Anthropic) => {
-                let error = serde_json::json!({"type": "error", "error": {
-                    "type": crate::error::anthropic_error_type(http::StatusCode::BAD_GATEWAY),
-                    "message": message}});
-                let body = crate::wire::to_go_json(&error);
-                (2, Bytes::from(format!("event: error\ndata: {body}\n\n")))
-            }
-            Terminator::Sse(_) => {
-                let body = crate::error::error_body(
-                    http::StatusCode::BAD_GATEWAY,
-                    message,
-                    Flavor::OpenAi,
-                );
-                (2, Bytes::from(format!("data: {body}\n\n")))
-            }
-            Terminator::None => return None,
-        };
-        let missing = needed.saturating_sub(newlines) as usize;
-        let mut out = BytesMut::with_capacity(missing + line.len());
-        out.extend_from_slice(&b"\n\n"[..missing]);
-        out.extend_from_slice(&line);
-        Some(out.freeze())
-    }
-}
-
-/// How many newlines the bytes sent so far end with (at most 2), after
-/// `data`, when they ended with `before`. Carriage returns do not count.
-fn trailing_newlines(before: u8, data: &[u8]) -> u8 {
-    let mut n = 0u8;
-    for b in data.iter().rev() {
-        match b {
-            b'\n' => n += 1,
-            b'\r' => {}
-            _ => return n.min(2),
-        }
-        if n >= 2 {
-            return 2;
-        }
-    }
-    before.saturating_add(n).min(2)
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum State {
@@ -150,6 +79,8 @@ pin_project_lite::pin_project! {
         sent: bool,
         // The upstream's in-flight count, released with the body.
         in_flight: Option<super::fleet::InFlight>,
+        // What a Responses stream passed on says about itself.
+        trail: Option<Box<Trail>>,
     }
 }
 
@@ -180,6 +111,7 @@ where
             newlines: 0,
             sent: false,
             in_flight: None,
+            trail: (terminator == Terminator::Responses).then(Box::default),
         }
     }
 
@@ -305,7 +237,10 @@ where
             this.held.clear();
             // Nothing sent yet counts as the start of a line (and event).
             let newlines = if *this.sent { *this.newlines } else { 2 };
-            if let Some(ending) = this.terminator.ending(&message, newlines) {
+            if let Some(ending) = this
+                .terminator
+                .ending(&message, newlines, this.trail.as_deref())
+            {
                 return Poll::Ready(Some(Ok(Frame::data(ending))));
             }
             if !*this.sent {
@@ -382,6 +317,9 @@ impl<B> GuardedBody<B> {
         if let Some(data) = frame.data_ref().filter(|d| !d.is_empty()) {
             *this.newlines = trailing_newlines(*this.newlines, data);
             *this.sent = true;
+            if let Some(trail) = this.trail.as_mut() {
+                trail.observe(data);
+            }
         }
         frame
     }

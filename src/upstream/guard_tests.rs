@@ -6,6 +6,7 @@ use futures_util::stream;
 use http_body_util::{BodyExt, StreamBody};
 
 use super::*;
+use crate::error::Flavor;
 
 type Script = Vec<Result<&'static str, &'static str>>;
 type Scripted =

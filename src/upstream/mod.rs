@@ -21,6 +21,7 @@ pub mod fleet;
 mod guard;
 mod headers;
 mod pool;
+mod terminator;
 
 use std::{
     net::IpAddr,
@@ -191,10 +192,13 @@ impl Upstream {
                 .unwrap_or_default(),
             Mode::Call => Flavor::default(),
         };
+        // A Responses stream ends as the Responses API ends a failed one.
+        let responses = req.uri().path() == "/v1/responses";
         let (parts, incoming, started) = self.exchange(req, client, timing.as_ref()).await?;
         let terminator = match mode {
             Mode::Forward => {
-                Terminator::for_content_type(parts.headers.get(header::CONTENT_TYPE), flavor)
+                let ct = parts.headers.get(header::CONTENT_TYPE);
+                Terminator::for_content_type(ct, flavor, responses)
             }
             Mode::Call => Terminator::None,
         };

@@ -1,5 +1,6 @@
-//! Upstream cuts: a whole answer never comes back as a complete 200, and
-//! a stream cut mid-line ends with an error line of its own.
+//! Upstream cuts: a whole answer never comes back as a complete 200, a
+//! stream cut mid-line ends with an error line of its own, and a Responses
+//! stream, forwarded or augur's own, ends with `response.failed`.
 
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
@@ -175,4 +176,66 @@ async fn a_head_that_comes_with_the_cut_is_never_lost() {
             assert_eq!(outcome, expected, "{sent} bytes before the cut");
         }
     }
+}
+
+/// A `/v1/responses` stream through augur: its events, and whether augur
+/// ran its pipeline on it (`x-augur-emulated`) or forwarded it.
+async fn responses_stream(augur: &Augur, body: &Value) -> Vec<(String, Value)> {
+    let r = common::post(augur, "/v1/responses", body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        common::header(&r, "content-type"),
+        Some("text/event-stream")
+    );
+    let text = r.text().await.unwrap();
+    assert!(text.ends_with("\n\n"), "{text}");
+    common::events(&text)
+}
+
+#[tokio::test]
+async fn a_forwarded_responses_stream_cut_ends_with_response_failed() {
+    let fake = FakeOllama::builder().start().await;
+    let augur = start_with(&fake.url(), |_| {}).await;
+    for model in ["mid-cut", "stream-cut"] {
+        // Nothing augur acts on: the upstream's own events, forwarded.
+        let body = json!({"model": model, "input": "hi", "stream": true});
+        let events = responses_stream(&augur, &body).await;
+        assert_eq!(fake.requests("/api/chat"), 0, "{model}: forwarded");
+        let (kind, last) = events.last().unwrap();
+        assert_eq!(kind, "response.failed", "{model}: {events:?}");
+        assert_eq!(last["type"], "response.failed", "{model}: {last}");
+        // A cut inside an event may leave its `event:` line without data:
+        // SSE clients dispatch no such event.
+        let sent: Vec<&(String, Value)> = events.iter().filter(|(_, d)| !d.is_null()).collect();
+        let before = &sent[sent.len() - 2].1;
+        assert_eq!(
+            last["sequence_number"].as_u64(),
+            before["sequence_number"].as_u64().map(|n| n + 1),
+            "{model}: {events:?}"
+        );
+        let created = &events[0];
+        assert_eq!(created.0, "response.created", "{model}");
+        let response = &last["response"];
+        assert_eq!(response["id"], created.1["response"]["id"], "{model}");
+        assert_eq!(response["model"], created.1["response"]["model"], "{model}");
+        assert_eq!(response["status"], "failed", "{model}");
+        assert!(response["error"]["message"].is_string(), "{model}: {last}");
+        // Every event has its type, as augur's own streams end.
+        for (kind, data) in sent {
+            assert_eq!(
+                data["type"].as_str(),
+                Some(kind.as_str()),
+                "{model}: {data}"
+            );
+        }
+    }
+    // augur's own Responses stream (tools emulated) ends the same way.
+    let mut body = json!({"model": "mid-cut", "input": "hi", "stream": true});
+    body["tools"] = json!([{"type": "function", "name": "get_weather",
+        "parameters": {"type": "object", "properties": {}}}]);
+    let events = responses_stream(&augur, &body).await;
+    assert_eq!(fake.requests("/v1/responses"), 2, "the pipeline ran");
+    let (kind, last) = events.last().unwrap();
+    assert_eq!(kind, "response.failed", "{events:?}");
+    assert_eq!(last["response"]["status"], "failed");
 }

@@ -8,15 +8,19 @@
 //! own Responses layer wherever a client could tell the difference.
 //! Errors before an answer starts take OpenAI's error shape
 //! ([`crate::error::Flavor::OpenAi`]); a stream that fails part-way ends
-//! with `response.failed`.
+//! with `response.failed` ([`failed_event`]), and so does a stream augur
+//! forwards without its pipeline when the upstream cuts it (see
+//! `crate::upstream`; before the response opened: an `error` event).
 
 mod echo;
+mod failed;
 mod go;
 pub mod request;
 pub mod response;
 mod stream;
 
 pub use echo::Echo;
+pub use failed::{error_event, failed_event};
 pub use request::{Translated, translate};
 pub use response::{Meta, render};
 

@@ -312,39 +312,19 @@ impl Converter {
     }
 
     /// The events that end a stream cut by `err`: the opening events if
-    /// none went out yet, then `response.failed` with the error.
+    /// none went out yet, then `response.failed` with the error (see
+    /// [`super::failed`]).
     pub(super) fn fail(&mut self, err: &ProxyError) -> Vec<Bytes> {
         let mut out = self.process(&json!({}));
         self.done = true;
-        let status = err.status().as_u16();
-        let code = match status {
-            401 => "authentication_error",
-            429 => "rate_limit_exceeded",
-            _ => "api_error",
-        };
-        let response = go::sorted(vec![
-            ("id", json!(self.meta.response_id)),
-            ("object", json!("response")),
-            ("status", json!("failed")),
-            ("model", json!(self.meta.model)),
-            ("output", json!([])),
-            (
-                "error",
-                go::sorted(vec![
-                    ("code", json!(code)),
-                    ("message", json!(err.client_message())),
-                ]),
-            ),
-            (
-                "usage",
-                go::sorted(vec![
-                    ("input_tokens", json!(0)),
-                    ("output_tokens", json!(0)),
-                    ("total_tokens", json!(0)),
-                ]),
-            ),
-        ]);
-        out.push(self.event("response.failed", vec![("response", response)]));
+        out.push(super::failed::failed_event(
+            &self.meta.response_id,
+            &self.meta.model,
+            self.sequence,
+            err.status().as_u16(),
+            &err.client_message(),
+        ));
+        self.sequence += 1;
         out
     }
 }

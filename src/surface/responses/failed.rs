@@ -1,0 +1,105 @@
+//! The events that end a Responses stream that failed part-way, the same
+//! whether augur rendered the stream ([`super::stream`]) or passed the
+//! upstream's own events through (`crate::upstream`): `response.failed`
+//! for a response already opened, else an `error` event.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::go;
+
+/// The `error.code` of a failed response for an HTTP `status`.
+fn code(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        429 => "rate_limit_exceeded",
+        _ => "api_error",
+    }
+}
+
+/// One SSE event: `event: <kind>` and its data with `type` and
+/// `sequence_number`, keys sorted as Go writes a map.
+fn event(kind: &str, sequence: u64, mut pairs: Vec<(&str, Value)>) -> Bytes {
+    pairs.push(("type", json!(kind)));
+    pairs.push(("sequence_number", json!(sequence)));
+    let data = crate::wire::to_go_json(&go::sorted(pairs));
+    Bytes::from(format!("event: {kind}\ndata: {data}\n\n"))
+}
+
+/// `response.failed` for the response `id` of `model`, event number
+/// `sequence`, failed with `status` and `message`.
+pub fn failed_event(id: &str, model: &str, sequence: u64, status: u16, message: &str) -> Bytes {
+    let response = go::sorted(vec![
+        ("id", json!(id)),
+        ("object", json!("response")),
+        ("status", json!("failed")),
+        ("model", json!(model)),
+        ("output", json!([])),
+        (
+            "error",
+            go::sorted(vec![
+                ("code", json!(code(status))),
+                ("message", json!(message)),
+            ]),
+        ),
+        (
+            "usage",
+            go::sorted(vec![
+                ("input_tokens", json!(0)),
+                ("output_tokens", json!(0)),
+                ("total_tokens", json!(0)),
+            ]),
+        ),
+    ]);
+    event("response.failed", sequence, vec![("response", response)])
+}
+
+/// The Responses `error` event, for a stream that failed before its
+/// response was opened: event number `sequence`, failed with `status`
+/// and `message`.
+pub fn error_event(sequence: u64, status: u16, message: &str) -> Bytes {
+    event(
+        "error",
+        sequence,
+        vec![
+            ("code", json!(code(status))),
+            ("message", json!(message)),
+            ("param", Value::Null),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(event: &Bytes) -> (String, Value) {
+        let text = std::str::from_utf8(event).unwrap();
+        let (head, rest) = text.split_once('\n').unwrap();
+        let data = rest.strip_prefix("data: ").unwrap().trim_end();
+        (head.to_string(), serde_json::from_str(data).unwrap())
+    }
+
+    #[test]
+    fn failed_and_error_events_have_their_type_and_number() {
+        let (head, v) = data(&failed_event("resp_1", "m", 7, 502, "cut"));
+        assert_eq!(head, "event: response.failed");
+        assert_eq!(v["type"], "response.failed");
+        assert_eq!(v["sequence_number"], 7);
+        assert_eq!(v["response"]["status"], "failed");
+        assert_eq!(v["response"]["id"], "resp_1");
+        assert_eq!(
+            v["response"]["error"],
+            json!({"code": "api_error", "message": "cut"})
+        );
+        let event = error_event(0, 429, "slow");
+        assert!(event.ends_with(b"\n\n"));
+        let (head, v) = data(&event);
+        assert_eq!(head, "event: error");
+        assert_eq!(
+            v,
+            json!({"type": "error", "code": "rate_limit_exceeded", "message": "slow",
+                   "param": null, "sequence_number": 0})
+        );
+    }
+}
