@@ -105,6 +105,7 @@ struct FileUpstream {
     forward_client_auth: Option<bool>,
     health_interval_ms: Option<u64>,
     models_refresh_ms: Option<u64>,
+    listing_timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -168,6 +169,10 @@ pub struct Config {
     /// With several upstreams: how often each one's models (`/api/tags`)
     /// are read again.
     pub models_refresh: Duration,
+    /// With several upstreams: longest wait for one upstream's part of a
+    /// merged `/api/tags`, `/api/ps` or `/v1/models` (head and body); a
+    /// slower one is left out.
+    pub listing_timeout: Duration,
     pub log_format: LogFormat,
     pub log_level: String,
     /// `limits.store`.
@@ -209,6 +214,7 @@ impl Default for Config {
             capabilities_ttl: Duration::from_secs(300),
             health_interval: Duration::from_secs(5),
             models_refresh: Duration::from_secs(30),
+            listing_timeout: Duration::from_secs(10),
             log_format: LogFormat::Text,
             log_level: "info".to_string(),
             limit_store: LimitStore::Memory,
@@ -310,6 +316,8 @@ impl Config {
                 .max(Duration::from_millis(100)),
             models_refresh: ms(file.upstream.models_refresh_ms, d.models_refresh)
                 .max(Duration::from_millis(100)),
+            listing_timeout: ms(file.upstream.listing_timeout_ms, d.listing_timeout)
+                .max(Duration::from_millis(1)),
             log_format: file.log.format.unwrap_or(d.log_format),
             log_level: file.log.level.unwrap_or(d.log_level),
             limit_store: match file.limits.store {

@@ -15,6 +15,9 @@ fn defaults_match_the_documented_ones() {
     assert_eq!(c.first_byte_timeout, Duration::from_secs(600));
     assert_eq!(c.schema_cache_bytes, 32 * 1024 * 1024);
     assert_eq!(c.format_limit, 256 * 1024);
+    assert_eq!(c.listing_timeout, Duration::from_secs(10));
+    let c = Config::from_toml(&Cli::default(), "[upstream]\nlisting_timeout_ms = 250\n").unwrap();
+    assert_eq!(c.listing_timeout, Duration::from_millis(250));
 }
 
 #[test]
@@ -27,6 +30,7 @@ fn the_shipped_config_file_holds_the_defaults() {
     assert_eq!(c.upstreams, d.upstreams);
     assert_eq!(c.health_interval, d.health_interval);
     assert_eq!(c.models_refresh, d.models_refresh);
+    assert_eq!(c.listing_timeout, d.listing_timeout);
     assert_eq!(c.body_limit, d.body_limit);
     assert_eq!(c.stream_buffer_limit, d.stream_buffer_limit);
     assert_eq!(c.schema_cache_bytes, d.schema_cache_bytes);

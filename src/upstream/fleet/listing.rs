@@ -1,20 +1,24 @@
 //! Listings of several upstreams as one: `GET /api/tags`, `GET /api/ps`
 //! and `GET /v1/models` are asked of every healthy upstream at once and
 //! merged in Ollama's shape, each model once (the first upstream in the
-//! configured order that lists it gives its entry).
+//! configured order that lists it gives its entry). Each upstream's part,
+//! head and whole body together, must come within
+//! `upstream.listing_timeout_ms` (default 10 s): one that stalls or
+//! trickles past it is left out, and the others answer.
 
-use std::{collections::HashSet, time::Duration};
+use std::collections::HashSet;
 
 use axum::body::Body;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Map, Value};
 
-use super::{Fleet, X_AUGUR_UPSTREAM};
-use crate::{error::ProxyError, upstream::ClientInfo};
+use super::{Fleet, X_AUGUR_UPSTREAM, member::Member};
+use crate::{
+    error::ProxyError,
+    upstream::{ClientInfo, Upstream},
+};
 
-/// Longest wait for one upstream's listing; a slower one is left out.
-const LISTING_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most entries in a merged listing.
 const MAX_ENTRIES: usize = 20_000;
 
@@ -56,15 +60,26 @@ impl Listing {
 /// What one upstream gave.
 enum Part {
     Entries(Vec<Value>),
-    /// An answer that was not a success, passed on when nobody succeeded.
+    /// An answer that was not a success (read whole), passed on when
+    /// nobody succeeded.
     Refused(Response<Body>),
     Failed(ProxyError),
 }
 
+/// One upstream's part of a merged listing.
+struct Ask<'a> {
+    listing: Listing,
+    headers: &'a HeaderMap,
+    client: Option<ClientInfo>,
+    /// Largest body read.
+    limit: usize,
+}
+
 impl Fleet {
     /// `listing` of every healthy upstream (all of them when none is),
-    /// merged. Upstreams that fail are left out; when all fail, the first
-    /// one's answer (or error) is the answer. `headers`: the client's.
+    /// merged. Upstreams that fail, or do not answer in whole (head and
+    /// body) within the listing timeout, are left out; when all fail, the
+    /// first one's answer (or error) is the answer. `headers`: the client's.
     pub async fn merged(
         &self,
         listing: Listing,
@@ -73,46 +88,35 @@ impl Fleet {
         limit: usize,
     ) -> Result<Response<Body>, ProxyError> {
         let any_healthy = self.members.iter().any(|m| m.healthy());
+        let deadline = self.listing_timeout;
         let asks = self
             .members
             .iter()
             .zip(self.clients.iter())
             .filter(|(m, _)| m.healthy() || !any_healthy)
             .map(|(member, upstream)| {
-                let client = client.clone();
+                let ask = Ask {
+                    listing,
+                    headers,
+                    client: client.clone(),
+                    limit,
+                };
                 async move {
-                    let mut req = Request::get(listing.path())
-                        .body(Body::empty())
-                        .map_err(|e| ProxyError::Internal(e.to_string()))?;
-                    *req.headers_mut() = headers.clone();
-                    req.headers_mut().remove(&X_AUGUR_UPSTREAM);
-                    let call = upstream.call(req, client, None);
-                    let response = tokio::time::timeout(LISTING_TIMEOUT, call)
-                        .await
-                        .map_err(|_| ProxyError::UpstreamTimeout(LISTING_TIMEOUT.as_millis()))?
-                        .inspect_err(|e| member.failed(&e.to_string()))?;
-                    if !response.status().is_success() {
-                        return Ok(Part::Refused(response));
+                    match tokio::time::timeout(deadline, ask.run(member, upstream)).await {
+                        Ok(part) => part.unwrap_or_else(Part::Failed),
+                        Err(_) => {
+                            tracing::warn!(
+                                upstream = member.name(),
+                                path = listing.path(),
+                                timeout_ms = deadline.as_millis() as u64,
+                                "listing not answered in time; left out"
+                            );
+                            Part::Failed(ProxyError::UpstreamTimeout(deadline.as_millis()))
+                        }
                     }
-                    member.answered();
-                    let bytes = Limited::new(response.into_body(), limit)
-                        .collect()
-                        .await
-                        .map_err(|e| {
-                            ProxyError::UpstreamProtocol(format!("{}: {e}", listing.path()))
-                        })?
-                        .to_bytes();
-                    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                        ProxyError::UpstreamProtocol(format!("{}: {e}", listing.path()))
-                    })?;
-                    Ok(Part::Entries(entries(value, listing.key())))
                 }
             });
-        let parts: Vec<Part> = futures_util::future::join_all(asks)
-            .await
-            .into_iter()
-            .map(|r| r.unwrap_or_else(Part::Failed))
-            .collect();
+        let parts: Vec<Part> = futures_util::future::join_all(asks).await;
         if !parts.iter().any(|p| matches!(p, Part::Entries(_))) {
             return match parts.into_iter().next() {
                 Some(Part::Refused(response)) => Ok(response),
@@ -127,6 +131,39 @@ impl Fleet {
             _ => None,
         });
         Ok(render(listing, merge(lists, listing.id())))
+    }
+}
+
+impl Ask<'_> {
+    /// Ask `upstream` (`member`) and read its whole answer; unbounded in
+    /// time (the caller bounds it).
+    async fn run(self, member: &Member, upstream: &Upstream) -> Result<Part, ProxyError> {
+        let path = self.listing.path();
+        let mut req = Request::get(path)
+            .body(Body::empty())
+            .map_err(|e| ProxyError::Internal(e.to_string()))?;
+        *req.headers_mut() = self.headers.clone();
+        req.headers_mut().remove(&X_AUGUR_UPSTREAM);
+        let response = upstream
+            .call(req, self.client, None)
+            .await
+            .inspect_err(|e| member.failed(&e.to_string()))?;
+        let (parts, body) = response.into_parts();
+        let bytes = Limited::new(body, self.limit)
+            .collect()
+            .await
+            .map_err(|e| ProxyError::UpstreamProtocol(format!("{path}: {e}")))?
+            .to_bytes();
+        if !parts.status.is_success() {
+            return Ok(Part::Refused(Response::from_parts(
+                parts,
+                Body::from(bytes),
+            )));
+        }
+        member.answered();
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ProxyError::UpstreamProtocol(format!("{path}: {e}")))?;
+        Ok(Part::Entries(entries(value, self.listing.key())))
     }
 }
 

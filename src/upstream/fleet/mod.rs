@@ -63,6 +63,8 @@ pub struct Fleet {
     /// How often the monitor probes, and reads models.
     intervals: (std::time::Duration, std::time::Duration),
 }
+    /// Longest wait for one upstream's part of a merged listing.
+    listing_timeout: std::time::Duration,
 
 impl Fleet {
     /// The configured upstreams, with clients for the current thread.
@@ -80,6 +82,7 @@ impl Fleet {
             changed: Arc::new(Notify::new()),
             intervals: (config.health_interval, config.models_refresh),
         })
+            listing_timeout: config.listing_timeout,
     }
 
     /// The same upstreams with new clients, for a worker thread that runs

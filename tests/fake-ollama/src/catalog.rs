@@ -161,26 +161,31 @@ fn tag_entry(m: &Model) -> Value {
 
 pub async fn tags(State(st): State<Arc<Shared>>) -> Response {
     let models: Vec<Value> = crate::lock(&st.models).iter().map(tag_entry).collect();
-    respond(200, JSON_UTF8, go_json(&json!({ "models": models })))
+    let r = respond(200, JSON_UTF8, go_json(&json!({ "models": models })));
+    crate::faults::listing(st.listing_fault, r).await
 }
 
 pub async fn ps(State(st): State<Arc<Shared>>) -> Response {
+    let r = respond(200, JSON_UTF8, go_json(&json!({ "models": loaded(&st) })));
+    crate::faults::listing(st.listing_fault, r).await
+}
+
+/// The `/api/ps` entries: the builder's `loaded` list, else the first model.
+fn loaded(st: &Shared) -> Vec<Value> {
     let expires = wire::go_time(time::OffsetDateTime::now_utc() + time::Duration::minutes(5));
     let catalog = crate::lock(&st.models);
-    // The builder's `loaded` list, else the first model.
     let loaded: Vec<&Model> = match &st.loaded {
         Some(names) => catalog.iter().filter(|m| names.contains(&m.name)).collect(),
         None => catalog.iter().take(1).collect(),
     };
-    let models: Vec<Value> = loaded
+    loaded
         .into_iter()
         .map(|m| {
             json!({ "name": m.name, "model": m.name, "size": 3_529_285_632u64, "digest": m.digest(),
                 "details": m.details(), "expires_at": expires, "size_vram": 3_529_285_632u64,
                 "context_length": 4096 })
         })
-        .collect();
-    respond(200, JSON_UTF8, go_json(&json!({ "models": models })))
+        .collect()
 }
 
 pub fn openai_models(st: &Shared) -> Vec<Value> {

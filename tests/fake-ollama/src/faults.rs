@@ -1,4 +1,4 @@
-//! The `dribble` and `mid-cut` fault models.
+//! The `dribble` and `mid-cut` fault models, and the listing faults.
 //!
 //! - `dribble`: a slow answer whose every response is logged ([`BodyLog`]): when the request
 //!   came in, when its response ended (ran to its end, or was dropped because the client went
@@ -10,6 +10,8 @@
 //!   dropped. A non-streaming body (declaring its full `Content-Length` unless
 //!   `options.declare_length` is false) writes its first `options.cut_bytes` bytes (default
 //!   half), waits `options.cut_ms` (default 50 ms), and the connection is dropped.
+//! - listing faults ([`ListingFault`], set with `Builder::listing_fault`): `/api/tags`,
+//!   `/api/ps` and `/v1/models` send their head and then stall, or trickle their body forever.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -102,6 +104,50 @@ impl Stream for LoggedStream {
         }
         r
     }
+}
+
+/// How `/api/tags`, `/api/ps` and `/v1/models` misbehave once their head is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListingFault {
+    /// The head (200, JSON), the first bytes of the body, then nothing, the connection open.
+    StallAfterHead,
+    /// The head, then the body one byte every 50 ms, and past its last-but-one byte a space
+    /// every 50 ms forever: the body never ends.
+    Trickle,
+}
+
+/// Bytes a stalled listing sends before it stalls.
+const STALL_PREFIX: usize = 12;
+/// The pace of a trickled listing.
+const TRICKLE_EVERY: Duration = Duration::from_millis(50);
+
+/// `listing` (a complete listing answer) with `fault` applied to its body.
+pub async fn listing(fault: Option<ListingFault>, listing: Response) -> Response {
+    let Some(fault) = fault else {
+        return listing;
+    };
+    let (mut parts, body) = listing.into_parts();
+    let Ok(whole) = axum::body::to_bytes(body, 1 << 20).await else {
+        return crate::wire::empty(500);
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let stream: ByteStream = match fault {
+        ListingFault::StallAfterHead => {
+            let first = whole.slice(..STALL_PREFIX.min(whole.len()));
+            Box::pin(stream::once(async move { Ok(first) }).chain(stream::pending()))
+        }
+        ListingFault::Trickle => {
+            let body = whole.slice(..whole.len().saturating_sub(1));
+            let bytes = (0..body.len())
+                .map(move |i| body.slice(i..=i))
+                .chain(std::iter::repeat(Bytes::from_static(b" ")));
+            Box::pin(stream::iter(bytes).then(|b| async move {
+                tokio::time::sleep(TRICKLE_EVERY).await;
+                Ok(b)
+            }))
+        }
+    };
+    Response::from_parts(parts, axum::body::Body::from_stream(stream))
 }
 
 fn option_u64(options: &Map<String, Value>, key: &str) -> Option<u64> {

@@ -51,7 +51,8 @@
 //!
 //! Several fakes can stand for several Ollama servers: [`Builder::models`] gives each its own
 //! catalog, [`Builder::loaded`] its own `/api/ps`, [`Builder::pull_adds`] lets a pull add a
-//! model, and [`FakeOllama::set_busy`] makes generation answer Ollama's 503 "server busy".
+//! model, [`FakeOllama::set_busy`] makes generation answer Ollama's 503 "server busy", and
+//! [`Builder::listing_fault`] makes the listings stall or trickle after their head.
 //!
 //! Ordinary models answer a fixed sentence in 11 tokens; with `format` they answer a
 //! deterministic schema instance ([`schema::instance`]); a tool model given `tools` answers a
@@ -105,7 +106,7 @@ use axum::http::{HeaderMap, Method};
 use bytes::Bytes;
 
 pub use catalog::{FAULT_MODELS, TOOL_FAULT_MODELS};
-pub use faults::BodyLog;
+pub use faults::{BodyLog, ListingFault};
 pub use native::BUSY;
 pub use plan::{RUNNER_STOPPED, SENTENCE};
 
@@ -147,6 +148,11 @@ pub(crate) struct Shared {
     pub busy: std::sync::atomic::AtomicBool,
     /// A pull adds the model to the catalog.
     pub pull_adds: bool,
+    /// How the listings misbehave, if they do.
+    pub listing_fault: Option<ListingFault>,
+    /// Generation routes take the request and never answer (a wedged runner behind a live
+    /// server); probes and listings answer.
+    pub hung: std::sync::atomic::AtomicBool,
     pub version_body: Bytes,
     pub slow_ms: u64,
     pub chunk_delay: Duration,
@@ -180,6 +186,8 @@ pub struct Builder {
     models: Option<Vec<String>>,
     loaded: Option<Vec<String>>,
     pull_adds: bool,
+    listing_fault: Option<ListingFault>,
+    hung: bool,
     scripts: Vec<(String, Vec<String>)>,
     slow_ms: u64,
     chunk_delay: Duration,
@@ -241,6 +249,20 @@ impl Builder {
         self.pull_adds = on;
         self
     }
+    /// `/api/tags`, `/api/ps` and `/v1/models` send their head, then stall or trickle their
+    /// body forever (see [`ListingFault`]); everything else answers normally.
+    pub fn listing_fault(mut self, fault: ListingFault) -> Self {
+        self.listing_fault = Some(fault);
+        self
+    }
+    /// Generation routes (`/api/chat`, `/api/generate`, `/api/embed`, the `/v1` ones) take the
+    /// request and never send a response head, while `/api/version`, `/api/tags` and
+    /// `/api/ps` answer: a wedged runner behind a live server. [`FakeOllama::set_hung`]
+    /// changes it while running.
+    pub fn hung(mut self, on: bool) -> Self {
+        self.hung = on;
+        self
+    }
     /// Listen address (default `127.0.0.1:0`).
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
@@ -284,6 +306,8 @@ impl Builder {
             loaded: self.loaded,
             busy: std::sync::atomic::AtomicBool::new(false),
             pull_adds: self.pull_adds,
+            listing_fault: self.listing_fault,
+            hung: std::sync::atomic::AtomicBool::new(self.hung),
             version_body: Bytes::from(format!(r#"{{"version":"{}"}}"#, self.version)),
             slow_ms: self.slow_ms,
             chunk_delay: self.chunk_delay,
@@ -338,6 +362,8 @@ impl FakeOllama {
             models: None,
             loaded: None,
             pull_adds: false,
+            listing_fault: None,
+            hung: false,
             scripts: Vec::new(),
             slow_ms,
             chunk_delay: Duration::ZERO,

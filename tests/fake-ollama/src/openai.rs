@@ -331,7 +331,7 @@ pub async fn embeddings(State(st): State<Arc<Shared>>, body: Bytes) -> Response 
 pub async fn models(State(st): State<Arc<Shared>>) -> Response {
     let mut b = go_json(&json!({ "object": "list", "data": catalog::openai_models(&st) }));
     b.push(b'\n');
-    respond(200, JSON, b)
+    crate::faults::listing(st.listing_fault, respond(200, JSON, b)).await
 }
 
 pub async fn model(State(st): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
