@@ -209,7 +209,7 @@ impl Default for Config {
             max_connections: 8192,
             forward_client_auth: false,
             connect_timeout: Duration::from_secs(5),
-            first_byte_timeout: Duration::from_secs(600),
+            first_byte_timeout: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(600),
             capabilities_ttl: Duration::from_secs(300),
             health_interval: Duration::from_secs(5),

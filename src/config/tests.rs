@@ -12,7 +12,7 @@ fn defaults_match_the_documented_ones() {
     assert_eq!(c.health_interval, Duration::from_secs(5));
     assert_eq!(c.policies, PathBuf::from("./policies"));
     assert_eq!(c.body_limit, 64 * 1024 * 1024);
-    assert_eq!(c.first_byte_timeout, Duration::from_secs(600));
+    assert_eq!(c.first_byte_timeout, Duration::from_secs(300));
     assert_eq!(c.schema_cache_bytes, 32 * 1024 * 1024);
     assert_eq!(c.format_limit, 256 * 1024);
     assert_eq!(c.listing_timeout, Duration::from_secs(10));

@@ -96,13 +96,13 @@ impl Upstream {
         let host_port = base
             .authority()
             .ok_or_else(|| ProxyError::Internal("upstream URL has no host".into()))?;
-        let authority = HeaderValue::from_str(host_port.as_str())
         if host_port.as_str().contains('@') {
             // It would go out in every Host header (config loading refuses it).
             return Err(ProxyError::Internal(
                 "the upstream URL must not hold credentials".into(),
             ));
         }
+        let authority = HeaderValue::from_str(host_port.as_str())
             .map_err(|e| ProxyError::Internal(format!("upstream host: {e}")))?;
         let addr = format!(
             "{}:{}",
@@ -212,6 +212,7 @@ impl Upstream {
                     error,
                     retryable,
                     unsent: None,
+                    stalled: false,
                 }
             })?;
         }
@@ -236,7 +237,7 @@ impl Upstream {
             // The upstream may be working on it (a model loading): asking
             // another one would not be sooner.
             Err(_) => {
-                return Err(Failure::final_(ProxyError::UpstreamTimeout(
+                return Err(Failure::stalled(ProxyError::UpstreamTimeout(
                     self.first_byte_timeout.as_millis(),
                 )));
             }
@@ -307,6 +308,9 @@ pub(crate) struct Failure {
     pub retryable: bool,
     /// The request, when it never left augur.
     pub unsent: Option<Request<Body>>,
+    /// No response head came within `first_byte_timeout`: the upstream
+    /// took the request and never began to answer.
+    pub stalled: bool,
 }
 
 impl Failure {
@@ -316,6 +320,7 @@ impl Failure {
             error,
             retryable: false,
             unsent: None,
+            stalled: false,
         }
     }
 
@@ -324,6 +329,15 @@ impl Failure {
             error,
             retryable: true,
             unsent: Some(req),
+            stalled: false,
+        }
+    }
+
+    /// No first byte within `first_byte_timeout`.
+    fn stalled(error: ProxyError) -> Self {
+        Self {
+            stalled: true,
+            ..Self::final_(error)
         }
     }
 }
@@ -337,6 +351,7 @@ impl From<SendError> for Failure {
             error: describe(&e.error),
             retryable: !e.error.is_user(),
             unsent: e.request,
+            stalled: false,
         }
     }
 }

@@ -6,10 +6,10 @@
 use std::{
     collections::HashSet,
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
-    time::SystemTime,
+    time::{Duration, Instant, SystemTime},
 };
 
 use arc_swap::ArcSwap;
@@ -60,11 +60,26 @@ impl Drop for InFlight {
     }
 }
 
+/// How long an upstream whose request timed out before its first byte is
+/// ranked after the others, unless it serves a request first.
+pub(crate) const STALL_HOLD: Duration = Duration::from_secs(60);
+
+/// The instant stall times are counted from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
 /// One upstream, shared by every worker.
 pub(crate) struct Member {
     pub spec: UpstreamSpec,
     load: Arc<Load>,
     healthy: AtomicBool,
+    /// When a request last timed out before its first byte (milliseconds
+    /// after [`epoch`], plus one; 0: none since it last served one). Its
+    /// probes may still answer: a wedged runner behind a live server.
+    stalled_at: AtomicU64,
+    stalls: metrics::Counter,
     health_gauge: metrics::Gauge,
     catalog: ArcSwap<Catalog>,
     /// The last failure and when it happened (for `/-/upstreams`); only
@@ -87,9 +102,11 @@ impl Member {
                 in_flight: AtomicU64::new(0),
                 gauge: metrics::gauge!("augur_upstream_in_flight", "upstream" => n.clone()),
                 requests: metrics::counter!("augur_upstream_requests_total", "upstream" => n.clone()),
-                errors: metrics::counter!("augur_upstream_errors_total", "upstream" => n),
+                errors: metrics::counter!("augur_upstream_errors_total", "upstream" => n.clone()),
             }),
             healthy: AtomicBool::new(true),
+            stalled_at: AtomicU64::new(0),
+            stalls: metrics::counter!("augur_upstream_first_byte_timeouts_total", "upstream" => n),
             health_gauge,
             catalog: ArcSwap::from_pointee(catalog),
             last_error: Mutex::new(None),
@@ -127,6 +144,43 @@ impl Member {
         if !self.healthy.swap(true, Ordering::Relaxed) {
             self.health_gauge.set(1.0);
             tracing::info!(upstream = self.name(), "upstream healthy again");
+        }
+    }
+
+    /// It served a request (an answer began): back in the rotation, and
+    /// no longer stalled.
+    pub(super) fn served(&self) {
+        if self.stalled_at.load(Ordering::Relaxed) != 0 {
+            self.stalled_at.store(0, Ordering::Relaxed);
+            tracing::info!(upstream = self.name(), "upstream serving again");
+        }
+        self.answered();
+    }
+
+    /// A request to it timed out before its first byte: ranked after the
+    /// upstreams without one for [`STALL_HOLD`], or until it serves again.
+    /// Its health probes are not asked: they may well answer.
+    pub(super) fn stalled(&self, error: &str) {
+        self.stalls.increment(1);
+        self.load.errors.increment(1);
+        let now = u64::try_from(epoch().elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1;
+        if self.stalled_at.swap(now, Ordering::Relaxed) == 0 {
+            tracing::warn!(upstream = self.name(), error, "upstream stalled");
+        }
+        if let Ok(mut last) = self.last_error.lock() {
+            *last = Some((error.to_string(), SystemTime::now()));
+        }
+    }
+
+    /// Whether a request to it timed out before its first byte within the
+    /// last [`STALL_HOLD`], and none was served since.
+    pub(super) fn is_stalled(&self) -> bool {
+        match self.stalled_at.load(Ordering::Relaxed) {
+            0 => false,
+            at => {
+                let since = epoch().elapsed().saturating_sub(Duration::from_millis(at - 1));
+                since < STALL_HOLD
+            }
         }
     }
 

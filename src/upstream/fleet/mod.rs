@@ -7,6 +7,7 @@
 //! index  = pinned or pick::{for_model, any, first}   // see `pick`
 //! attempt on clients[index]                           // this worker's pool for it
 //! failed before any byte (refused, reset, 502)      → once more on another that has the model
+//! no first byte within first_byte_timeout            → stalled; once more on another (body held)
 //! 503 (Ollama's "server busy")                      → each other one that has the model, then 503
 //! ```
 //!
@@ -62,9 +63,9 @@ pub struct Fleet {
     changed: Arc<Notify>,
     /// How often the monitor probes, and reads models.
     intervals: (std::time::Duration, std::time::Duration),
-}
     /// Longest wait for one upstream's part of a merged listing.
     listing_timeout: std::time::Duration,
+}
 
 impl Fleet {
     /// The configured upstreams, with clients for the current thread.
@@ -81,8 +82,8 @@ impl Fleet {
             members,
             changed: Arc::new(Notify::new()),
             intervals: (config.health_interval, config.models_refresh),
-        })
             listing_timeout: config.listing_timeout,
+        })
     }
 
     /// The same upstreams with new clients, for a worker thread that runs
@@ -176,6 +177,7 @@ impl Fleet {
                     && tried & pick::bit(p) == 0
                     && let Some(m) = self.members.get(p)
                     && m.healthy()
+                    && !m.is_stalled()
                     && m.has(name) != member::Has::No
                 {
                     return Some(p);
@@ -195,6 +197,7 @@ impl Fleet {
             .iter()
             .map(|m| pick::View {
                 healthy: m.healthy(),
+                stalled: m.is_stalled(),
                 has: model.map_or(member::Has::Yes, |name| m.has(name)),
                 loaded: model.is_some_and(|name| m.has_loaded(name)),
                 in_flight: m.in_flight(),

@@ -5,12 +5,15 @@
 //!
 //! - A request naming a model: the upstreams known to have it (or, when
 //!   none is, those whose models are not known yet); of these the healthy
-//!   ones, if any; of these the ones with the model loaded, if any; then
-//!   the fewest requests in flight per unit of weight, then the larger
-//!   weight, then the one listed first. Nobody has it: `None`.
+//!   ones, if any; of these the ones not stalled (no recent request timed
+//!   out before its first byte), if any; of these the ones with the model
+//!   loaded, if any; then the fewest requests in flight per unit of
+//!   weight, then the larger weight, then the one listed first. Nobody has
+//!   it: `None`.
 //! - Any upstream (`/`, `/api/version`): the same without the model.
-//! - The first healthy upstream in the configured order, else the first
-//!   (management routes: predictable, never by load).
+//! - The first healthy upstream in the configured order, not stalled if
+//!   one is, else the first (management routes: predictable, never by
+//!   load).
 
 use super::member::Has;
 
@@ -18,6 +21,8 @@ use super::member::Has;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct View {
     pub healthy: bool,
+    /// A request to it timed out before its first byte, recently.
+    pub stalled: bool,
     /// Whether it has the model (`Yes` when no model is named).
     pub has: Has,
     /// Whether it has the model loaded.
@@ -46,28 +51,35 @@ pub(crate) fn for_model(views: &[View], tried: u64) -> Option<usize> {
     if pool.iter().any(|(_, v)| v.healthy) {
         pool.retain(|(_, v)| v.healthy);
     }
+    if pool.iter().any(|(_, v)| !v.stalled) {
+        pool.retain(|(_, v)| !v.stalled);
+    }
     if pool.iter().any(|(_, v)| v.loaded) {
         pool.retain(|(_, v)| v.loaded);
     }
     least_loaded(pool.into_iter())
 }
 
-/// Any untried upstream, healthy ones first, the least loaded.
+/// Any untried upstream, healthy ones first, then ones not stalled, the
+/// least loaded.
 pub(crate) fn any(views: &[View], tried: u64) -> Option<usize> {
-    let open = || views.iter().enumerate().filter(untried(tried));
-    if open().any(|(_, v)| v.healthy) {
-        least_loaded(open().filter(|(_, v)| v.healthy))
-    } else {
-        least_loaded(open())
+    let mut pool: Vec<(usize, &View)> = views.iter().enumerate().filter(untried(tried)).collect();
+    if pool.iter().any(|(_, v)| v.healthy) {
+        pool.retain(|(_, v)| v.healthy);
     }
+    if pool.iter().any(|(_, v)| !v.stalled) {
+        pool.retain(|(_, v)| !v.stalled);
+    }
+    least_loaded(pool.into_iter())
 }
 
-/// The first healthy untried upstream in the configured order, else the
-/// first untried one.
+/// The first healthy untried upstream not stalled in the configured order,
+/// else the first healthy one, else the first untried one.
 pub(crate) fn first(views: &[View], tried: u64) -> Option<usize> {
     let open = || views.iter().enumerate().filter(untried(tried));
     open()
-        .find(|(_, v)| v.healthy)
+        .find(|(_, v)| v.healthy && !v.stalled)
+        .or_else(|| open().find(|(_, v)| v.healthy))
         .or_else(|| open().next())
         .map(|(i, _)| i)
 }
@@ -92,6 +104,7 @@ mod tests {
     fn view(healthy: bool, has: Has, loaded: bool, in_flight: u64, weight: u32) -> View {
         View {
             healthy,
+            stalled: false,
             has,
             loaded,
             in_flight,
@@ -147,6 +160,26 @@ mod tests {
         assert_eq!(for_model(&v, bit(0) | bit(1)), Some(2));
         let none = [view(true, Has::No, false, 0, 1)];
         assert_eq!(for_model(&none, 0), None);
+    }
+
+    #[test]
+    fn a_stalled_upstream_is_ranked_after_the_others_even_with_the_model_loaded() {
+        let stalled = View {
+            stalled: true,
+            ..view(true, Has::Yes, true, 0, 1)
+        };
+        let v = [stalled, view(true, Has::Yes, false, 5, 1)];
+        assert_eq!(for_model(&v, 0), Some(1));
+        assert_eq!(any(&v, 0), Some(1));
+        assert_eq!(first(&v, 0), Some(1));
+        // Nothing else left: the stalled one.
+        assert_eq!(for_model(&v, bit(1)), Some(0));
+        assert_eq!(any(&v, bit(1)), Some(0));
+        assert_eq!(first(&v, bit(1)), Some(0));
+        // Unhealthy is worse than stalled.
+        let v = [stalled, view(false, Has::Yes, false, 0, 1)];
+        assert_eq!(for_model(&v, 0), Some(0));
+        assert_eq!(first(&v, 0), Some(0));
     }
 
     #[test]

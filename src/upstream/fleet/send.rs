@@ -8,6 +8,12 @@
 //! answer that has begun is never repeated. Sending again needs the
 //! request's body: the caller hands it over when it holds it (`replay`);
 //! otherwise only a request that never left augur is sent again.
+//!
+//! A request with no first byte within `first_byte_timeout` marks its
+//! upstream stalled (a wedged runner behind a server that still answers
+//! its probes): ranked after the others until it serves a request again,
+//! or for [`super::member::STALL_HOLD`]. With its body held, the request
+//! is sent once more to another upstream; else the client gets the 504.
 
 use std::sync::Arc;
 
@@ -146,7 +152,7 @@ impl Fleet {
                 Ok(response) => {
                     let status = response.status();
                     if !is_failed(status) {
-                        member.answered();
+                        member.served();
                         return Ok(response);
                     }
                     member.failed(&format!("answered {status}"));
@@ -157,8 +163,21 @@ impl Fleet {
                 }
                 Err(Failure {
                     error,
+                    stalled: true,
+                    ..
+                }) => {
+                    member.stalled(&error.to_string());
+                    failures += 1;
+                    last = Some(Err(error));
+                    if template.body.is_none() {
+                        break;
+                    }
+                }
+                Err(Failure {
+                    error,
                     retryable,
                     unsent,
+                    ..
                 }) => {
                     if !retryable {
                         return Err(error);
@@ -200,12 +219,14 @@ impl Fleet {
                 if is_failed(response.status()) {
                     member.failed(&format!("answered {}", response.status()));
                 } else {
-                    member.answered();
+                    member.served();
                 }
                 Ok(response)
             }
             Err(f) => {
-                if f.retryable {
+                if f.stalled {
+                    member.stalled(&f.error.to_string());
+                } else if f.retryable {
                     member.failed(&f.error.to_string());
                 }
                 Err(f.error)

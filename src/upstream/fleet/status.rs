@@ -1,5 +1,5 @@
 //! What `GET /-/upstreams` shows: each upstream's name, URL, weight,
-//! health, requests in flight, models (and where they were learned),
+//! health, whether it is stalled, requests in flight, models (and where they were learned),
 //! loaded models and last failure.
 
 use std::time::SystemTime;
@@ -29,6 +29,7 @@ impl Fleet {
                     "url": m.spec.url.to_string(),
                     "weight": m.spec.weight,
                     "healthy": m.healthy(),
+                    "stalled": m.is_stalled(),
                     "in_flight": m.in_flight(),
                     "models_source": source,
                     "model_count": catalog.models.len(),

@@ -375,6 +375,10 @@ impl FakeOllama {
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
+    /// Wedge (or free) the generation routes; see [`Builder::hung`].
+    pub fn set_hung(&self, on: bool) {
+        self.shared.hung.store(on, Ordering::Relaxed);
+    }
     /// `http://127.0.0.1:PORT` (no trailing slash).
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)

@@ -29,6 +29,10 @@ async fn record(State(st): State<Arc<Shared>>, req: Request, next: Next) -> Resp
             }
         }
     }
+    if st.hung.load(Ordering::Relaxed) && generates(path) {
+        // Never answers; dropped when the client goes away.
+        std::future::pending::<()>().await;
+    }
     if !st.record {
         return next.run(req).await;
     }
@@ -52,6 +56,14 @@ async fn record(State(st): State<Arc<Shared>>, req: Request, next: Next) -> Resp
     lock(&c.last_by_path).insert(path, rec.clone());
     *lock(&c.last) = Some(rec);
     next.run(Request::from_parts(parts, body)).await
+}
+
+/// The routes a wedged runner never answers.
+fn generates(path: &str) -> bool {
+    matches!(
+        path,
+        "/api/chat" | "/api/generate" | "/api/embed" | "/api/embeddings"
+    ) || (path.starts_with("/v1/") && !path.starts_with("/v1/models"))
 }
 
 pub(crate) fn router(st: Arc<Shared>) -> Router {
