@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 fn contact() -> Value {
     json!({"type": "object", "required": ["email", "ip", "day"], "properties": {
         "email": {"type": "string", "format": "email"},
+        "site": {"type": "string", "format": "uri"},
         "ip": {"type": "string", "format": "ipv4"},
         "day": {"type": "string", "format": "date"},
         "code": {"type": "string", "format": "email", "pattern": "^[a-z]+@x[.]io$"}}})
@@ -23,19 +24,22 @@ fn contact() -> Value {
 
 #[tokio::test]
 async fn formats_without_a_converter_rule_are_sent_as_patterns() {
-    let good = r#"{"email":"ann@example.org","ip":"10.0.0.1","day":"2026-11-23"}"#;
+    let good = r#"{"email":"ann@example.org","site":"https://example.org/","ip":"10.0.0.1","day":"2026-11-23"}"#;
     let (fake, augur) = scripted("scripted", &[good]).await;
     let r = post(&augur, "/api/chat", &chat("scripted", contact(), false)).await;
     assert_eq!(r.status(), 200);
     let sent = fake.last_json("/api/chat").unwrap()["format"].clone();
     assert_grammar_safe(&sent);
     let props = &sent["properties"];
-    for key in ["email", "ip"] {
+    for key in ["site", "ip"] {
         assert!(props[key].get("format").is_none(), "{sent}");
         let p = props[key]["pattern"].as_str().unwrap();
         assert!(p.starts_with('^') && p.ends_with('$'), "{p}");
     }
-    assert!(props["email"]["pattern"].as_str().unwrap().contains('@'));
+    assert!(props["site"]["pattern"].as_str().unwrap().contains(':'));
+    // A format no bounded pattern can hold whole (quoted e-mail local
+    // parts) is not narrowed: the answer is still validated against it.
+    assert_eq!(props["email"], json!({"type": "string"}), "{sent}");
     // The converter's own rule stays; a client's own pattern wins.
     assert_eq!(props["day"]["format"], "date");
     assert_eq!(props["code"]["pattern"], "^[a-z]+@x[.]io$");
