@@ -1,6 +1,10 @@
 # augur: a reverse proxy for Ollama.
 # Build: docker build -t augur .
-# Run:   docker run -p 11435:11435 -e AUGUR_UPSTREAM=http://host.docker.internal:11434 augur
+# Run:   docker run -p 11435:11435 -e AUGUR_UPSTREAM=http://host.docker.internal:11434 \
+#          -e AUGUR_API_KEY=<a key for your clients> -e AUGUR_ADMIN_TOKEN=<a token for ops> augur
+# augur listens on 0.0.0.0 in the container: it refuses to start without an
+# API key (configs/docker/policies/00-keys.yaml reads AUGUR_API_KEY) and
+# without an admin token.
 
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
@@ -19,7 +23,8 @@ RUN apt-get update \
 WORKDIR /etc/augur
 COPY --from=build /src/target/release/augur /usr/local/bin/augur
 COPY configs ./configs
-COPY policies ./policies
+COPY configs/docker/policies ./policies
+COPY policies/example.yaml ./policies/example.yaml
 COPY schemas ./schemas
 USER augur
 ENV AUGUR_LISTEN=0.0.0.0:11435 \

@@ -3,23 +3,52 @@
 
 use axum::{
     Json, Router,
-    extract::State,
+    extract::{Request, State},
     http::{StatusCode, header},
+    middleware::{self, Next},
     response::{IntoResponse, Response},
     routing::get,
 };
 
 use crate::state::AppState;
 
-/// The admin router.
+/// The admin router. With an admin token configured, every route but
+/// `/-/healthy` needs `Authorization: Bearer <token>` (401 otherwise).
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/-/healthy", get(healthy))
+    let guarded = Router::new()
         .route("/-/ready", get(ready))
         .route("/metrics", get(metrics))
         .route("/-/policies", get(policies))
         .route("/-/upstreams", get(upstreams))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    Router::new()
+        .route("/-/healthy", get(healthy))
+        .merge(guarded)
         .with_state(state)
+}
+
+/// 401 unless the request presents the admin token, when one is set.
+async fn require_token(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(token) = &state.config.admin_token else {
+        return next.run(req).await;
+    };
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes())
+        .and_then(|v| {
+            (v.len() > 7 && v[..7].eq_ignore_ascii_case(b"bearer ")).then(|| v[7..].trim_ascii())
+        });
+    if presented.is_some_and(|p| token.matches(p)) {
+        return next.run(req).await;
+    }
+    metrics::counter!("augur_auth_failures_total", "reason" => "admin_token").increment(1);
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        Json(serde_json::json!({"error": "the admin listener needs its token (Authorization: Bearer …)"})),
+    )
+        .into_response()
 }
 
 async fn healthy() -> &'static str {
@@ -80,8 +109,20 @@ async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-/// The active policy's version, files and last rejection, and the merged
-/// policy in force (`effective`; see [`crate::policy::show::effective`]).
+/// The active policy's version, files and last rejection, the merged
+/// policy in force (`effective`; see [`crate::policy::show::effective`]),
+/// and `warnings`: fallback models no upstream lists, against the
+/// upstreams' model lists read again now (see
+/// [`crate::policy::show::fallback_warnings`]).
 async fn policies(State(state): State<AppState>) -> Response {
-    Json(state.policies.status_json()).into_response()
+    use crate::policy::show;
+    let mut body = state.policies.status_json();
+    state.fleet.refresh(true).await;
+    let listed = show::listed_by(&state.fleet.status_json());
+    let warnings = show::fallback_warnings(&state.policies.snapshot(), listed);
+    for w in &warnings {
+        tracing::warn!(warning = %w, "policy warning");
+    }
+    body["warnings"] = serde_json::json!(warnings);
+    Json(body).into_response()
 }

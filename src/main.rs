@@ -33,6 +33,10 @@ fn main() -> ExitCode {
                     } else {
                         "s"
                     },
+            Ok(policy) if let Err(e) = config.check_exposure(policy.auth.keys.len()) => {
+                eprintln!("augur: {e}");
+                ExitCode::from(2)
+            }
                     policy.meta.version
                 );
                 ExitCode::SUCCESS
@@ -130,6 +134,7 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
     );
     let shutdown = augur::shutdown::on_signal();
     let watcher = state.policies.clone().spawn_watcher(shutdown.clone());
+    config.check_exposure(store.snapshot().auth.keys.len())?;
     // With several upstreams: probe them, learn their models.
     let monitor = state.fleet.spawn_monitor(shutdown.clone());
     // Histogram samples are buffered until folded in; fold them regularly

@@ -60,7 +60,7 @@ async fn serve(yaml: &str) -> (String, Arc<AtomicU64>) {
 
 fn policy() -> String {
     format!(
-        "auth:\n  required: true\n  keys:\n    - {{id: g, key_sha256: {}, models: [\"gemma3:*\"]}}\nmodels:\n  \"gemma3:*\": {{rate_limit: {{requests_per_minute: 3}}}}\n",
+        "auth:\n  required: true\n  keys:\n    - {{id: g, key_sha256: {}, models: [\"gemma3:*\"], scopes: [generate, read, manage]}}\nmodels:\n  \"gemma3:*\": {{rate_limit: {{requests_per_minute: 3}}}}\n",
         hex::encode(Sha256::digest(KEY.as_bytes()))
     )
 }

@@ -5,10 +5,12 @@
 //! [`crate::policy`]) are the part that reloads live. The upstream list
 //! is resolved in [`upstreams`], the limit store in [`store`].
 
+pub mod exposure;
 mod store;
 mod upstreams;
 
 pub use store::LimitStore;
+pub use exposure::Secret;
 pub use upstreams::{MAX_UPSTREAMS, UpstreamSpec};
 
 use store::{parse_key_prefix, parse_limit_store};
@@ -65,6 +67,14 @@ pub enum LogFormat {
 /// The config file, as written. Every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+    /// Serve on a non-loopback address with no API keys configured (anyone
+    /// who reaches the port may generate and list models).
+    #[arg(long, env = "AUGUR_ALLOW_UNAUTHENTICATED")]
+    pub allow_unauthenticated: bool,
+    /// Bearer token the admin listener requires (all but `/-/healthy`);
+    /// needed when it listens on a non-loopback address.
+    #[arg(long, env = "AUGUR_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
 struct FileConfig {
     #[serde(default)]
     server: FileServer,
@@ -99,6 +109,12 @@ struct FileServer {
 struct FileUpstream {
     url: Option<String>,
     connect_timeout_ms: Option<u64>,
+    allow_unauthenticated: Option<bool>,
+    admin_token: Option<String>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    admin_tls_cert: Option<PathBuf>,
+    admin_tls_key: Option<PathBuf>,
     first_byte_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
     capabilities_ttl_ms: Option<u64>,
@@ -149,6 +165,14 @@ pub struct Config {
     pub schema_cache_bytes: u64,
     /// Largest `format` augur sends upstream (the schema after rewriting,
     /// tool envelope included); larger is a 400.
+    /// Serve a non-loopback address with no API keys (see [`exposure`]).
+    pub allow_unauthenticated: bool,
+    /// What the admin listener requires as a bearer token, if anything.
+    pub admin_token: Option<Secret>,
+    /// HTTPS on `listen` (see [`crate::tls`]); plain HTTP when `None`.
+    pub tls: Option<TlsFiles>,
+    /// HTTPS on `admin_listen`; plain HTTP when `None`.
+    pub admin_tls: Option<TlsFiles>,
     pub format_limit: u64,
     pub client_header_timeout: Duration,
     pub drain_timeout: Duration,
@@ -203,6 +227,10 @@ impl Default for Config {
             body_limit: 64 * 1024 * 1024,
             stream_buffer_limit: 8 * 1024 * 1024,
             schema_cache_bytes: 32 * 1024 * 1024,
+            allow_unauthenticated: false,
+            admin_token: None,
+            tls: None,
+            admin_tls: None,
             format_limit: 256 * 1024,
             client_header_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
@@ -289,6 +317,27 @@ impl Config {
                 .server
                 .stream_buffer_limit_bytes
                 .unwrap_or(d.stream_buffer_limit),
+            allow_unauthenticated: cli.allow_unauthenticated
+                || file.server.allow_unauthenticated.unwrap_or(false),
+            admin_token: cli
+                .admin_token
+                .clone()
+                .or(file.server.admin_token)
+                .filter(|t| !t.is_empty())
+                .map(Secret),
+            tls: tls::resolve(
+                ("server.tls_cert (--tls-cert)", "server.tls_key (--tls-key)"),
+                cli.tls_cert.clone().or(file.server.tls_cert),
+                cli.tls_key.clone().or(file.server.tls_key),
+            )?,
+            admin_tls: tls::resolve(
+                (
+                    "server.admin_tls_cert (--admin-tls-cert)",
+                    "server.admin_tls_key (--admin-tls-key)",
+                ),
+                cli.admin_tls_cert.clone().or(file.server.admin_tls_cert),
+                cli.admin_tls_key.clone().or(file.server.admin_tls_key),
+            )?,
             schema_cache_bytes: file
                 .server
                 .schema_cache_bytes

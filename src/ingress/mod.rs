@@ -7,6 +7,7 @@
 //! head::check(parts)?                            // 431, request line and fields
 //! policy = store.snapshot()                      // the one snapshot of the request
 //! who    = authenticate(policy, headers)?        // 401 (not for liveness)
+//! check_scope(who's scopes, route.scope())?      // 403: generate, read or manage
 //! body   = read(body, limit)?                    // 413 / 408, routes that name models
 //! names  = names::read(body, route.names)?       // 400 when Go would read it otherwise
 //! check_model(policy, who, name)?                // 403, every named model, normalized
@@ -217,6 +218,10 @@ async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
     };
     if let Some(t) = &timing {
         t.set_principal(principal.label());
+    }
+    if let Some(scope) = route.scope() {
+        let allowed = route.allows(&limits::scopes(&policy, &principal));
+        limits::check_scope(&principal, allowed, scope).map_err(|e| refuse(e.into()))?;
     }
 
     let mut named: Vec<String> = Vec::new();

@@ -8,7 +8,7 @@
 
 use http::Method;
 
-use crate::error::Flavor;
+use crate::{error::Flavor, policy::Scopes};
 
 /// What a route means for auth and limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +60,29 @@ impl RouteSpec {
     /// Whether a key is needed when `auth.required` is true.
     pub fn needs_key(&self) -> bool {
         self.class != Class::Liveness
+    }
+
+    /// The scope a caller needs here (`None`: liveness, open to all):
+    /// `generate` for model routes, `read` for listing and describing
+    /// models, `manage` for the model store and for every path augur does
+    /// not know (a newer Ollama's route may change the store).
+    pub fn scope(&self) -> Option<&'static str> {
+        match self.class {
+            Class::Liveness => None,
+            Class::Model => Some("generate"),
+            Class::Meta => Some("read"),
+            Class::Management | Class::Other => Some("manage"),
+        }
+    }
+
+    /// Whether `scopes` include the one this route needs.
+    pub fn allows(&self, scopes: &Scopes) -> bool {
+        match self.class {
+            Class::Liveness => true,
+            Class::Model => scopes.generate,
+            Class::Meta => scopes.read,
+            Class::Management | Class::Other => scopes.manage,
+        }
     }
 }
 
@@ -198,6 +221,56 @@ mod tests {
                 .names
                 .contains(&"from")
         );
+    }
+
+    #[test]
+    fn every_route_needs_its_scope() {
+        let read_only = Scopes {
+            read: true,
+            ..Scopes::NONE
+        };
+        let generate_only = Scopes {
+            generate: true,
+            ..Scopes::NONE
+        };
+        let manage_only = Scopes {
+            manage: true,
+            ..Scopes::NONE
+        };
+        for (m, p, scope) in [
+            (Method::GET, "/", None),
+            (Method::GET, "/api/tags", Some("read")),
+            (Method::GET, "/api/version", Some("read")),
+            (Method::GET, "/api/ps", Some("read")),
+            (Method::POST, "/api/show", Some("read")),
+            (Method::GET, "/v1/models", Some("read")),
+            (Method::GET, "/v1/models/gemma3", Some("read")),
+            (Method::POST, "/api/chat", Some("generate")),
+            (Method::POST, "/v1/messages", Some("generate")),
+            (Method::POST, "/api/pull", Some("manage")),
+            (Method::POST, "/api/push", Some("manage")),
+            (Method::POST, "/api/create", Some("manage")),
+            (Method::POST, "/api/copy", Some("manage")),
+            (Method::DELETE, "/api/delete", Some("manage")),
+            (Method::POST, "/api/blobs/sha256:1", Some("manage")),
+            (Method::HEAD, "/api/blobs/sha256:1", Some("manage")),
+            (Method::POST, "/api/unknown", Some("manage")),
+            (Method::GET, "/v1/files", Some("manage")),
+        ] {
+            let route = classify(&m, p);
+            assert_eq!(route.scope(), scope, "{m} {p}");
+            let only = match scope {
+                None => Scopes::NONE,
+                Some("read") => read_only,
+                Some("generate") => generate_only,
+                Some(_) => manage_only,
+            };
+            assert!(route.allows(&only), "{m} {p}");
+            if scope.is_some() {
+                assert!(!route.allows(&Scopes::NONE), "{m} {p}");
+            }
+            assert!(route.allows(&Scopes::ALL), "{m} {p}");
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::error::LimitError;
-use crate::policy::{ApiKey, Policy};
+use crate::policy::{ApiKey, Policy, Scopes};
 
 /// Who is making a request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -122,6 +122,32 @@ pub(crate) fn authenticate(
         None if required => Err(fail("missing_key", "missing API key")),
         None => Ok(Principal::anonymous(client_ip)),
     }
+}
+
+/// What the principal may reach: its key's scopes, or, without a key,
+/// `auth.anonymous_scopes`.
+pub(crate) fn scopes(policy: &Policy, principal: &Principal) -> Scopes {
+    match &principal.key {
+        None => policy.auth.anonymous_scopes,
+        Some(_) => principal.api_key(policy).map_or(Scopes::NONE, |k| k.scopes),
+    }
+}
+
+/// 403 unless the principal has the `scope` a route needs (`allowed`
+/// says whether its scopes include it).
+pub(crate) fn check_scope(
+    principal: &Principal,
+    allowed: bool,
+    scope: &'static str,
+) -> Result<(), LimitError> {
+    if allowed {
+        return Ok(());
+    }
+    metrics::counter!("augur_auth_failures_total", "reason" => "missing_scope").increment(1);
+    Err(LimitError::MissingScope {
+        who: principal.key.clone(),
+        scope,
+    })
 }
 
 /// 403 unless the principal's key may use `model` (a normalized name;

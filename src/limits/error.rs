@@ -5,6 +5,7 @@
 //! |----------------|--------|-------------------------------------------|
 //! | `Unauthorized` | 401    | `WWW-Authenticate: Bearer`                |
 //! | `Forbidden`    | 403    |                                           |
+//! | `MissingScope` | 403    |                                           |
 //! | `RateLimited`  | 429    | `Retry-After`, `RateLimit-Limit/Remaining/Reset` |
 //! | `Busy`         | 503    |                                           |
 //! | `StoreUnavailable` | 503 | `Retry-After: 1`                         |
@@ -51,6 +52,13 @@ pub enum LimitError {
     /// The key may not use this model.
     #[error("API key {key:?} may not use model {model:?}")]
     Forbidden { key: String, model: String },
+    /// The caller lacks the scope the route needs.
+    #[error("{} may not use this route: it needs the {scope:?} scope", who.as_deref().map_or_else(|| "a request without an API key".to_string(), |k| format!("API key {k:?}")))]
+    MissingScope {
+        /// The key id; `None` for an anonymous caller.
+        who: Option<String>,
+        scope: &'static str,
+    },
     /// A rate limit or token budget is spent.
     #[error("rate limit exceeded ({}); retry in {}s", scope.as_str(), retry_after_secs(*retry_after))]
     RateLimited {
@@ -85,7 +93,7 @@ impl LimitError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } | Self::MissingScope { .. } => StatusCode::FORBIDDEN,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Busy { .. } | Self::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -111,7 +119,7 @@ impl LimitError {
                 put(&mut h, "ratelimit-reset", secs);
             }
             Self::StoreUnavailable => put(&mut h, "retry-after", 1),
-            Self::Forbidden { .. } | Self::Busy { .. } => {}
+            Self::Forbidden { .. } | Self::MissingScope { .. } | Self::Busy { .. } => {}
         }
         h
     }

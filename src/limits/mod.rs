@@ -63,7 +63,7 @@ use std::{net::IpAddr, sync::Arc, time::Duration};
 
 use http::HeaderMap;
 
-pub(crate) use auth::{Principal, authenticate, check_model};
+pub(crate) use auth::{Principal, authenticate, check_model, check_scope, scopes};
 pub(crate) use concurrency::Permit;
 pub(crate) use error::{LimitError, Scope};
 pub(crate) use rate::RateInfo;

@@ -16,7 +16,8 @@ use super::{
     error::PolicyError,
     model::{
         ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure,
-        OnStoreError, Policy, PolicyMeta, RateLimit, Sources, StreamMode, TextFormat, ToolsMode,
+        OnStoreError, Policy, PolicyMeta, RateLimit, Scopes, Sources, StreamMode, TextFormat,
+        ToolsMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
@@ -163,6 +164,10 @@ impl<'a> Builder<'a> {
             if let Some(required) = auth.required {
                 self.auth.required = required;
                 self.set_by("auth.required", file);
+            }
+            if let Some(names) = &auth.anonymous_scopes {
+                self.auth.anonymous_scopes = scopes(file, "auth.anonymous_scopes", names)?;
+                self.set_by("auth.anonymous_scopes", file);
             }
             for (i, key) in auth.keys.into_iter().flatten().enumerate() {
                 let key = compile_key(file, i, key)?;
@@ -370,6 +375,10 @@ fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError>
         Tri::Null => Some(RateLimit::default()),
         t @ Tri::Set(_) => merge_rate_limit(None, t),
     };
+    let scopes = match &key.scopes {
+        Some(names) => scopes(file, &format!("{at}.scopes"), names)?,
+        None => Scopes::DEFAULT,
+    };
     Ok(ApiKey {
         id: key.id,
         sha256,
@@ -377,5 +386,14 @@ fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError>
         allowed,
         rate_limit,
         weight: key.weight.unwrap_or(1),
+        scopes,
+    })
+}
+
+/// A `scopes` list; an unknown name rejects the file.
+fn scopes(file: &str, at: &str, names: &[String]) -> Result<Scopes, PolicyError> {
+    Scopes::parse(names).map_err(|name| {
+        let msg = format!("unknown scope {name:?} (generate, read or manage)");
+        PolicyError::invalid(file, at, msg)
     })
 }

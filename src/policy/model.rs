@@ -257,6 +257,8 @@ pub struct ApiKey {
     /// Share of a model's concurrency queue against other principals
     /// waiting for it (default 1; anonymous callers have 1).
     pub weight: u32,
+    /// The routes it may reach (default generate and read).
+    pub scopes: Scopes,
 }
 
 /// What admission does when the shared limit store cannot answer.
@@ -280,11 +282,83 @@ impl OnStoreError {
     }
 }
 
+/// What a principal may reach: `scopes` of a key, `auth.anonymous_scopes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scopes {
+    /// Generation and embedding routes (`/api/chat`, `/v1/messages`, …).
+    pub generate: bool,
+    /// Listing and describing models (`/api/tags`, `/api/show`, `/api/ps`,
+    /// `/v1/models`, `/api/version`).
+    pub read: bool,
+    /// The model store: pull, push, create, copy, delete, blobs, and
+    /// every path augur does not know.
+    pub manage: bool,
+}
+
+impl Scopes {
+    /// What a key without `scopes`, and an anonymous caller, gets.
+    pub const DEFAULT: Scopes = Scopes {
+        generate: true,
+        read: true,
+        manage: false,
+    };
+    /// Every scope.
+    pub const ALL: Scopes = Scopes {
+        generate: true,
+        read: true,
+        manage: true,
+    };
+    /// No scope.
+    pub const NONE: Scopes = Scopes {
+        generate: false,
+        read: false,
+        manage: false,
+    };
+
+    /// The scopes as written in a policy file, in order.
+    pub fn names(self) -> Vec<&'static str> {
+        [
+            (self.generate, "generate"),
+            (self.read, "read"),
+            (self.manage, "manage"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
+    /// Scopes from their names; the unknown name on error.
+    pub fn parse(names: &[String]) -> Result<Scopes, String> {
+        let mut s = Scopes::NONE;
+        for name in names {
+            match name.as_str() {
+                "generate" => s.generate = true,
+                "read" => s.read = true,
+                "manage" => s.manage = true,
+                other => return Err(other.to_string()),
+            }
+        }
+        Ok(s)
+    }
+}
+
 /// `auth:` block.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AuthPolicy {
     pub required: bool,
     pub keys: Vec<ApiKey>,
+    /// What a caller without a key may reach while `required` is false.
+    pub anonymous_scopes: Scopes,
+}
+
+impl Default for AuthPolicy {
+    fn default() -> Self {
+        Self {
+            required: false,
+            keys: Vec::new(),
+            anonymous_scopes: Scopes::DEFAULT,
+        }
+    }
 }
 
 /// `audit:` block: optional JSONL log of tool calls.
@@ -353,7 +427,11 @@ impl Policy {
                 files: Vec::new(),
                 sources: Sources::default(),
             },
-            auth: AuthPolicy::default(),
+            // Every scope: what tests and embedders mean by no policy.
+            auth: AuthPolicy {
+                anonymous_scopes: Scopes::ALL,
+                ..AuthPolicy::default()
+            },
             audit: AuditPolicy::default(),
             default_rate_limit: None,
             models: super::rules::ModelRules::default(),

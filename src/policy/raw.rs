@@ -139,6 +139,7 @@ pub struct RawFallback {
 #[serde(deny_unknown_fields)]
 pub struct RawAuth {
     pub required: Option<bool>,
+    pub anonymous_scopes: Option<Vec<String>>,
     #[serde(default)]
     pub keys: Option<Vec<RawKey>>,
 }
@@ -154,6 +155,7 @@ pub struct RawKey {
     #[serde(default)]
     pub rate_limit: Tri<RawRateLimit>,
     pub weight: Option<u32>,
+    pub scopes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

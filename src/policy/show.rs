@@ -134,7 +134,8 @@ fn settings(p: &ModelPolicy) -> Value {
 /// ```json
 /// {"defaults": {…, "rate_limit": per principal},
 ///  "models": [{"glob": "gemma3:*", "files": […], "settings": {…}}],
-///  "auth": {"required": true, "keys": [{"id", "file", "models", "rate_limit", "weight"}]},
+///  "auth": {"required": true, "anonymous_scopes": ["generate", "read"],
+///           "keys": [{"id", "file", "models", "rate_limit", "weight", "scopes"}]},
 ///  "audit": {"path", "include_arguments"},
 ///  "limits": {"on_store_error": "allow"},
 ///  "set_by": {"defaults.tools.parallel": "policies/10-site.yaml", …}}
@@ -191,6 +192,7 @@ pub fn effective(policy: &Policy) -> Value {
                 "weight": k.weight,
             })
         })
+                "scopes": k.scopes.names(),
         .collect();
 
     let set_by: Map<String, Value> = sources
@@ -201,7 +203,11 @@ pub fn effective(policy: &Policy) -> Value {
     json!({
         "defaults": shown_defaults,
         "models": models,
-        "auth": {"required": policy.auth.required, "keys": keys},
+        "auth": {
+            "required": policy.auth.required,
+            "anonymous_scopes": policy.auth.anonymous_scopes.names(),
+            "keys": keys,
+        },
         "audit": {
             "path": policy.audit.path,
             "include_arguments": policy.audit.include_arguments,

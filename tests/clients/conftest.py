@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug"
+# The key of the one API key the stack defines (scopes generate, read, manage).
+OPS_KEY = "ops-test-key"
 
 
 def free_port() -> int:
@@ -48,11 +50,16 @@ def stack():
     fake_port, port, admin = free_port(), free_port(), free_port()
     logdir = tempfile.mkdtemp(prefix="augur-clients-")
     policies = tempfile.mkdtemp(prefix="augur-policies-")
+    # Anonymous callers may generate and read; the model store needs a key
+    # with the manage scope.
+    with open(os.path.join(policies, "10-keys.yaml"), "w") as f:
+        f.write("auth:\n  keys:\n    - {id: ops, key_env: AUGUR_TEST_OPS_KEY, scopes: [generate, read, manage]}\n")
     fake_log = open(os.path.join(logdir, "fake.log"), "w")
     augur_log = open(os.path.join(logdir, "augur.log"), "w")
     fake = start([str(BIN / "fake-ollama"), "--listen", f"127.0.0.1:{fake_port}"], fake_log)
     env = dict(os.environ)
     env.pop("AUGUR_CONFIG", None)
+    env["AUGUR_TEST_OPS_KEY"] = OPS_KEY
     augur = subprocess.Popen(
         [
             str(BIN / "augur"),

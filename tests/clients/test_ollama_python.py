@@ -3,6 +3,7 @@ import json
 
 import ollama
 import pytest
+from conftest import OPS_KEY
 
 
 def get_weather(city: str) -> str:
@@ -40,8 +41,13 @@ def test_chat_and_generate(client):
     assert g[-1].done and g[-1].eval_count
 
 
-def test_pull_progress(client):
-    statuses = [p.status for p in client.pull("gemma3", stream=True)]
+def test_pull_progress(stack):
+    # The model store needs the manage scope: anonymous callers are refused.
+    with pytest.raises(ollama.ResponseError) as refused:
+        list(ollama.Client(host=stack["url"]).pull("gemma3", stream=True))
+    assert refused.value.status_code == 403 and "manage" in refused.value.error
+    ops = ollama.Client(host=stack["url"], headers={"Authorization": f"Bearer {OPS_KEY}"})
+    statuses = [p.status for p in ops.pull("gemma3", stream=True)]
     assert statuses[0] == "pulling manifest" and statuses[-1] == "success"
     assert any(s.startswith("pulling ") and s != "pulling manifest" for s in statuses)
 
