@@ -112,6 +112,8 @@ static OPENAI_MODEL: RouteSpec = RouteSpec {
 static GENERATE: RouteSpec = spec(Class::Model, Flavor::Ollama, MODEL);
 static OPENAI_GENERATE: RouteSpec = spec(Class::Model, Flavor::OpenAi, MODEL);
 static ANTHROPIC_GENERATE: RouteSpec = spec(Class::Model, Flavor::Anthropic, MODEL);
+/// Anthropic's token count (Claude Code asks it): describes, generates nothing.
+static ANTHROPIC_COUNT: RouteSpec = spec(Class::Meta, Flavor::Anthropic, MODEL);
 static PULL_PUSH: RouteSpec = spec(Class::Management, Flavor::Ollama, MODEL_OR_NAME);
 static CHANGE: RouteSpec = RouteSpec {
     changes_models: true,
@@ -157,6 +159,7 @@ pub fn classify(method: &Method, path: &str) -> &'static RouteSpec {
             &OPENAI_GENERATE
         }
         "/v1/messages" if post => &ANTHROPIC_GENERATE,
+        "/v1/messages/count_tokens" if post => &ANTHROPIC_COUNT,
         "/v1/models" if get => &OPENAI_META,
         "/v1/audio/transcriptions" if post => &TRANSCRIBE,
         "/api/pull" if post => &CHANGE,
@@ -247,6 +250,7 @@ mod tests {
             (Method::GET, "/v1/models/gemma3", Some("read")),
             (Method::POST, "/api/chat", Some("generate")),
             (Method::POST, "/v1/messages", Some("generate")),
+            (Method::POST, "/v1/messages/count_tokens", Some("read")),
             (Method::POST, "/api/pull", Some("manage")),
             (Method::POST, "/api/push", Some("manage")),
             (Method::POST, "/api/create", Some("manage")),
