@@ -1,13 +1,14 @@
 //! Anthropic's Messages API through augur against the fake Ollama: tools
 //! emulated for a model without them (whole and streamed, tool_choice,
-//! tool results in history), forwarded byte for byte when nothing applies,
-//! and every error in Anthropic's shape.
+//! tool results in history), structured outputs (`output_config.format`,
+//! `output_format`) validated, repaired and retried, forwarded byte for
+//! byte when nothing applies, and every error in Anthropic's shape.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use common::{client, events, pair, scrub_times};
+use common::{client, events, formats::person, header, pair, post, scrub_times};
 use serde_json::{Value, json};
 
 fn weather() -> Value {
@@ -231,4 +232,101 @@ async fn errors_take_anthropics_shape() {
         "max_tokens is required and must be positive"
     );
     assert!(v["request_id"].as_str().unwrap().starts_with("req_"));
+}
+
+/// A Messages request for `model` whose answer must follow `person()`,
+/// as `client.messages.parse` sends it (`output_config.format`).
+fn structured(model: &str, stream: bool) -> Value {
+    json!({"model": model, "max_tokens": 256, "stream": stream,
+        "output_config": {"format": {"type": "json_schema", "schema": person()}},
+        "messages": [{"role": "user", "content": "Who?"}]})
+}
+
+#[tokio::test]
+async fn structured_output_is_repaired_and_retried_as_a_text_block() {
+    let (fake, augur) = pair().await;
+    let r = post(&augur, "/v1/messages", &structured("bad-json", false)).await;
+    assert_eq!(r.status(), 200);
+    let repaired = header(&r, "x-augur-repaired").unwrap_or_default();
+    assert!(repaired.contains("code_fence"), "{repaired}");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["type"], "message");
+    assert_eq!(v["stop_reason"], "end_turn");
+    assert_eq!(v["content"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["content"][0]["type"], "text");
+    let answer: Value = serde_json::from_str(v["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answer, json!({"name": "x", "age": 1}));
+    // The schema went upstream as Ollama's `format`.
+    let sent = fake.last_json("/api/chat").unwrap();
+    assert_eq!(sent["format"]["required"], json!(["name", "age"]));
+    assert_eq!(fake.requests("/v1/messages"), 0);
+
+    // The beta's top-level `output_format`; a schema-invalid first answer
+    // is asked again.
+    let mut body = structured("invalid-then-valid", false);
+    let format = body["output_config"]["format"].take();
+    body.as_object_mut().unwrap().remove("output_config");
+    body["output_format"] = format;
+    let r = post(&augur, "/v1/messages", &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
+    let v: Value = r.json().await.unwrap();
+    let answer: Value = serde_json::from_str(v["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(answer, json!({"name": "x", "age": 1}));
+}
+
+#[tokio::test]
+async fn structured_output_streams_valid_json_as_text_deltas() {
+    let (_fake, augur) = pair().await;
+    let r = post(&augur, "/v1/messages", &structured("bad-json", true)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "content-type"), Some("text/event-stream"));
+    let text = r.text().await.unwrap();
+    let ev = events(&text);
+    assert_eq!(ev.first().map(|e| e.0.as_str()), Some("message_start"));
+    assert_eq!(ev.last().map(|e| e.0.as_str()), Some("message_stop"));
+    let starts: Vec<&Value> = ev
+        .iter()
+        .filter(|(n, _)| n == "content_block_start")
+        .map(|(_, d)| &d["content_block"]["type"])
+        .collect();
+    assert_eq!(starts, [&json!("text")], "{text}");
+    let answer: String = ev
+        .iter()
+        .filter(|(n, d)| n == "content_block_delta" && d["delta"]["type"] == "text_delta")
+        .map(|(_, d)| d["delta"]["text"].as_str().unwrap().to_string())
+        .collect();
+    let answer: Value = serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(answer, json!({"name": "x", "age": 1}));
+    let stop = ev.iter().find(|(n, _)| n == "message_delta").unwrap();
+    assert_eq!(stop.1["delta"]["stop_reason"], "end_turn");
+}
+
+#[tokio::test]
+async fn a_malformed_output_format_is_refused_in_anthropics_shape() {
+    let (fake, augur) = pair().await;
+    for (format, message) in [
+        (
+            json!({"output_format": {"type": "json_object"}}),
+            "output_format.type: Input should be 'json_schema'",
+        ),
+        (
+            json!({"output_config": {"format": {"type": "json_schema"}}}),
+            "output_config.format.schema: Field required",
+        ),
+    ] {
+        let mut body = json!({"model": "gemma3", "max_tokens": 16,
+            "messages": [{"role": "user", "content": "x"}]});
+        body.as_object_mut()
+            .unwrap()
+            .extend(format.as_object().unwrap().clone());
+        let r = post(&augur, "/v1/messages", &body).await;
+        assert_eq!(r.status(), 400, "{body}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["type"], "error");
+        assert_eq!(v["error"]["type"], "invalid_request_error");
+        assert_eq!(v["error"]["message"], message);
+    }
+    assert_eq!(fake.requests("/api/chat"), 0);
+    assert_eq!(fake.requests("/v1/messages"), 0);
 }

@@ -1,13 +1,15 @@
 //! OpenAI's Responses API through augur against the fake Ollama: tools
 //! emulated for a model without them (whole and streamed, tool_choice,
-//! function_call_output in history), structured output repaired,
-//! forwarded byte for byte when nothing applies, errors in OpenAI's shape.
+//! function_call_output in history), structured output and JSON mode
+//! repaired, hosted tools (Codex's `web_search`) left out for a model whose
+//! tools augur emulates, forwarded byte for byte when nothing applies,
+//! errors in OpenAI's shape.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use common::{client, events, pair, scrub_times};
+use common::{client, events, header, pair, scrub_times};
 use serde_json::{Value, json};
 
 fn weather() -> Value {
@@ -172,4 +174,122 @@ async fn errors_take_openais_shape() {
     assert_eq!(r.status(), 400);
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["error"]["type"], "invalid_request_error", "{v}");
+}
+
+/// A JSON-mode request (`text.format: {"type": "json_object"}`).
+fn json_mode(model: &str, stream: bool) -> Value {
+    json!({"model": model, "stream": stream, "input": "Why is the sky blue? Answer in JSON.",
+        "text": {"format": {"type": "json_object"}}})
+}
+
+#[tokio::test]
+async fn json_mode_is_repaired_like_chat_completions() {
+    let (fake, augur) = pair().await;
+    let r = send(&augur.url, &json_mode("bad-json", false)).await;
+    assert_eq!(r.status(), 200);
+    let repaired = header(&r, "x-augur-repaired").unwrap_or_default();
+    assert!(repaired.contains("code_fence"), "{repaired}");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["status"], "completed");
+    assert_eq!(v["text"]["format"], json!({"type": "json_object"}));
+    let text = v["output"][0]["content"][0]["text"].as_str().unwrap();
+    let answer: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(answer.is_object(), "{answer}");
+    assert_eq!(fake.last_json("/api/chat").unwrap()["format"], "json");
+    assert_eq!(fake.requests("/v1/responses"), 0);
+}
+
+#[tokio::test]
+async fn json_mode_streams_as_json() {
+    let (fake, augur) = pair().await;
+    let text = send(&augur.url, &json_mode("gemma3", true))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let ev = events(&text);
+    assert_eq!(
+        ev.last().map(|e| e.0.as_str()),
+        Some("response.completed"),
+        "{text}"
+    );
+    let streamed: String = ev
+        .iter()
+        .filter(|(n, _)| n == "response.output_text.delta")
+        .map(|(_, d)| d["delta"].as_str().unwrap().to_string())
+        .collect();
+    let answer: Value = serde_json::from_str(&streamed).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(answer.is_object(), "{answer}");
+    let sent = fake.last_json("/api/chat").unwrap();
+    assert_eq!(
+        (&sent["format"], &sent["stream"]),
+        (&json!("json"), &json!(true))
+    );
+    assert_eq!(fake.requests("/v1/responses"), 0);
+}
+
+#[tokio::test]
+async fn hosted_tools_are_left_out_for_an_emulated_model() {
+    let (fake, augur) = pair().await;
+    // As Codex sends it: its functions and the hosted web search.
+    let mut body = request("tool-json", CALL, false);
+    body["tools"] = json!([weather(), {"type": "web_search"}, {"type": "file_search", "vector_store_ids": ["vs_1"]}]);
+    let r = send(&augur.url, &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-emulated"), Some("tools"));
+    assert_eq!(
+        header(&r, "x-augur-dropped-tools"),
+        Some("web_search, file_search")
+    );
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["output"][0]["type"], "function_call", "{v}");
+    assert_eq!(v["output"][0]["name"], "get_weather");
+    assert_eq!(fake.requests("/v1/responses"), 0);
+
+    // Streamed, with `web_search_preview`.
+    body["stream"] = json!(true);
+    body["tools"] = json!([weather(), {"type": "web_search_preview"}]);
+    let r = send(&augur.url, &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        header(&r, "x-augur-dropped-tools"),
+        Some("web_search_preview")
+    );
+    let text = r.text().await.unwrap();
+    assert!(
+        text.contains("response.function_call_arguments.done"),
+        "{text}"
+    );
+
+    // Nothing else to change: the request goes to the upstream's own
+    // route without them.
+    let body = json!({"model": "gemma3", "input": "hi", "tools": [{"type": "web_search"}]});
+    let r = send(&augur.url, &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-dropped-tools"), Some("web_search"));
+    assert_eq!(fake.requests("/v1/responses"), 1);
+    assert_eq!(fake.last_json("/v1/responses").unwrap()["tools"], json!([]));
+}
+
+#[tokio::test]
+async fn web_search_goes_to_the_upstream_for_a_model_with_tools() {
+    let (fake, augur) = pair().await;
+    let mut body = request("llama3.2", "weather in Paris?", false);
+    body["tools"] = json!([weather(), {"type": "web_search"}]);
+    let r = send(&augur.url, &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-dropped-tools"), None);
+    assert_eq!(fake.requests("/v1/responses"), 1);
+    assert_eq!(
+        fake.last_json("/v1/responses").unwrap()["tools"][1],
+        json!({"type": "web_search"})
+    );
+
+    // A hosted tool Ollama does not run is left out for it too.
+    body["tools"] = json!([weather(), {"type": "file_search", "vector_store_ids": ["vs_1"]}]);
+    let r = send(&augur.url, &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-dropped-tools"), Some("file_search"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["output"][0]["name"], "get_weather", "{v}");
 }

@@ -16,15 +16,16 @@
 //! Values of other fields are skipped without being built: lone surrogate
 //! escapes, numbers out of `f64` range and deep nesting are accepted there,
 //! as Go accepts them in fields it skips. The same pass notes whether the
-//! fields augur acts on (`format`, `tools`, `think`, `response_format`) are
-//! present, so most requests are never parsed in full.
+//! fields augur acts on (`format`, `tools`, `think`, `response_format`,
+//! `output_config`, …) are present, so most requests are never parsed in
+//! full.
 
 use std::{borrow::Cow, collections::HashSet, fmt};
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// Top-level fields augur reads somewhere; each must be spelled exactly so.
-const KNOWN: [&str; 34] = [
+const KNOWN: [&str; 36] = [
     "model",
     "name",
     "from",
@@ -59,13 +60,16 @@ const KNOWN: [&str; 34] = [
     "max_output_tokens",
     "temperature",
     "top_p",
+    "output_format",
+    "output_config",
 ];
 
 /// Fields whose presence (not `null`) means augur may change the request,
 /// on any surface: Ollama's `format`, `tools`, `think`; OpenAI's
 /// `response_format`, `text` (Responses) and `reasoning`; Anthropic's
-/// `thinking`.
-const ACTED_ON: [&str; 7] = [
+/// `thinking` and structured outputs (`output_config`, whose `effort` is
+/// thinking too, and the beta's `output_format`).
+const ACTED_ON: [&str; 9] = [
     "format",
     "tools",
     "think",
@@ -73,6 +77,8 @@ const ACTED_ON: [&str; 7] = [
     "text",
     "reasoning",
     "thinking",
+    "output_format",
+    "output_config",
 ];
 
 /// Why a body was refused.

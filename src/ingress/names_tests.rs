@@ -122,6 +122,8 @@ fn fields_augur_acts_on_are_noticed() {
         r#"{"model":"m","tools":[]}"#,
         r#"{"model":"m","think":false}"#,
         r#"{"model":"m","response_format":{"type":"json_object"}}"#,
+        r#"{"model":"m","output_config":{"format":{"type":"json_schema","schema":{}}}}"#,
+        r#"{"model":"m","output_format":{"type":"json_schema","schema":{}}}"#,
     ] {
         assert!(read(body.as_bytes(), MODEL).unwrap().acted_on, "{body}");
     }

@@ -63,6 +63,21 @@ pub trait Adapter: Sync {
 
     /// The pipeline's output in the surface's own shape.
     fn render(&self, meta: Self::Meta, out: Output) -> Response;
+
+    /// What goes upstream when the pipeline forwards a translated request:
+    /// `None`, the client's own bytes; else the client's body less what the
+    /// translation left out (tools neither the model nor the upstream can
+    /// run), and the headers that say so.
+    fn amended(&self, _meta: &Self::Meta) -> Option<Amended> {
+        None
+    }
+}
+
+/// A client's body as an adapter amended it, forwarded in place of the
+/// client's own bytes, and the headers its answer gets.
+pub struct Amended {
+    pub body: Bytes,
+    pub headers: HeaderMap,
 }
 
 /// What [`Adapter::translate`] made of a request.
@@ -125,7 +140,10 @@ async fn handle<A: Adapter>(
         exchange.raw = Some(bytes.clone());
     }
     match run(&state, &admitted, model, &parts, exchange).await? {
-        Outcome::Forward => forward_bytes(&state, parts, bytes).await,
+        Outcome::Forward => match surface.amended(&meta) {
+            Some(amended) => forward_amended(&state, parts, amended).await,
+            None => forward_bytes(&state, parts, bytes).await,
+        },
         Outcome::Output(out) => Ok(surface.render(meta, out)),
     }
 }
@@ -153,6 +171,24 @@ async fn forward_bytes(
     bytes: Bytes,
 ) -> Result<Response, ProxyError> {
     passthrough::forward(state, Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// Forward an amended body (its length in place of the client's), and add
+/// the amendment's headers to the answer.
+async fn forward_amended(
+    state: &AppState,
+    mut parts: Parts,
+    amended: Amended,
+) -> Result<Response, ProxyError> {
+    parts.headers.remove(header::TRANSFER_ENCODING);
+    parts.headers.insert(
+        header::CONTENT_LENGTH,
+        HeaderValue::from(amended.body.len()),
+    );
+    let req = Request::from_parts(parts, Body::from(amended.body.clone()));
+    let mut r = passthrough::forward_amended(state, req, amended.body).await?;
+    r.headers_mut().extend(amended.headers);
+    Ok(r)
 }
 
 /// The body an admitted request carries, and its model, when the request

@@ -43,10 +43,27 @@ pub async fn handle(State(state): State<AppState>, admitted: Admitted, req: Requ
 
 /// Forward `req` to the upstream, with the client's address and timing.
 pub async fn forward(state: &AppState, req: Request) -> Result<Response, ProxyError> {
+    send(state, req, None).await
+}
+
+/// Forward `req`, whose body a surface amended to `body` (sent again, in
+/// place of the body admission read, if the first upstream fails).
+pub async fn forward_amended(
+    state: &AppState,
+    req: Request,
+    body: Bytes,
+) -> Result<Response, ProxyError> {
+    send(state, req, Some(body)).await
+}
+
+async fn send(state: &AppState, req: Request, body: Option<Bytes>) -> Result<Response, ProxyError> {
     let client = req.extensions().get::<ClientInfo>().cloned();
     let timing = req.extensions().get::<std::sync::Arc<Timing>>().cloned();
     let (target, replay) = match req.extensions().get::<Admitted>() {
-        Some(admitted) if !state.fleet.is_single() => (target(admitted), replay(admitted, &req)),
+        Some(admitted) if !state.fleet.is_single() => {
+            let replay = body.or_else(|| replay(admitted, &req));
+            (target(admitted), replay)
+        }
         _ => (Target::First, None),
     };
     // Boxed: the upstream exchange's state (several KB) is then allocated

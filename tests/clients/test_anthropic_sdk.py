@@ -1,9 +1,13 @@
-"""The anthropic SDK pointed at augur: Messages API tools on a tool-less model.
+"""The anthropic SDK pointed at augur: Messages API tools on a tool-less model,
+and structured outputs (`messages.parse`, `output_format=`).
 
 The `tool-json` fake answers the last user text back as the model's output, so
 each test decides what the model "writes" (a tool envelope or an answer).
+`bad-json` answers a format in code fences with a trailing comma, and
+`invalid-then-valid` first misses a required field.
 """
 import anthropic
+import pydantic
 import pytest
 
 TOOLS = [
@@ -80,3 +84,26 @@ def test_errors_in_anthropics_shape(client):
         client.messages.create(model="tool-json", max_tokens=16, tools=[{"name": "x", "input_schema": "nope"}],
                                messages=ask("hi"))
     assert e.value.body["error"]["type"] == "invalid_request_error"
+
+
+class Person(pydantic.BaseModel):
+    name: str
+    age: int
+
+
+@pytest.mark.parametrize("model", ["bad-json", "invalid-then-valid"])
+def test_messages_parse_gets_valid_json(client, model):
+    # Neither model's first answer parses as a Person: augur repairs or asks again.
+    m = client.messages.parse(model=model, max_tokens=256, output_format=Person, messages=ask("Who?"))
+    assert m.stop_reason == "end_turn" and [b.type for b in m.content] == ["text"]
+    assert m.parsed_output == Person(name="x", age=1)
+
+
+def test_beta_messages_parse_and_streamed_structured_output(client):
+    m = client.beta.messages.parse(model="bad-json", max_tokens=256, output_format=Person, messages=ask("Who?"))
+    assert m.parsed_output == Person(name="x", age=1)
+    with client.messages.stream(model="bad-json", max_tokens=256, output_format=Person, messages=ask("Who?")) as s:
+        text = "".join(s.text_stream)
+        final = s.get_final_message()
+    assert Person.model_validate_json(text) == Person(name="x", age=1)
+    assert final.parsed_output == Person(name="x", age=1)

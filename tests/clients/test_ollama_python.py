@@ -18,6 +18,18 @@ def get_weather(city: str) -> str:
     return "sunny"
 
 
+def get_time(zone: str) -> str:
+    """Get the current time in a time zone.
+
+    Args:
+        zone: The IANA time zone
+
+    Returns:
+        The time
+    """
+    return "noon"
+
+
 @pytest.fixture()
 def client(stack):
     return ollama.Client(host=stack["url"])
@@ -71,6 +83,26 @@ def test_tools_as_python_functions_on_a_tool_less_model(client):
     call = r.message.tool_calls[0]
     assert call.function.name == "get_weather"
     assert call.function.arguments == {"city": "Paris"}
+
+
+def test_a_full_turn_with_two_tool_results_as_the_readme_writes_it(client):
+    two_calls = ('{"tool_calls":[{"name":"get_weather","arguments":{"city":"Lima"}},'
+                 '{"name":"get_time","arguments":{"zone":"America/Lima"}}]}')
+    available = {"get_weather": get_weather, "get_time": get_time}
+    messages = [{"role": "user", "content": two_calls}]
+    response = client.chat(model="tool-json", messages=messages, tools=list(available.values()))
+    # The README's loop: the assistant turn once, then one result per call.
+    if response.message.tool_calls:
+        messages.append(response.message)
+        for call in response.message.tool_calls:
+            messages.append({"role": "tool", "tool_name": call.function.name,
+                             "content": available[call.function.name](**call.function.arguments)})
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
+    assert [(m["tool_name"], m["content"]) for m in messages[2:]] == [("get_weather", "sunny"), ("get_time", "noon")]
+    # The fake answers the last user text: ask for the answer the model would give.
+    messages.append({"role": "user", "content": '{"response":"Sunny at noon in Lima."}'})
+    r = client.chat(model="tool-json", messages=messages, tools=list(available.values()))
+    assert r.message.content == "Sunny at noon in Lima." and not r.message.tool_calls
 
 
 def test_tools_as_dicts_streaming(client):

@@ -1,5 +1,6 @@
 """The openai SDK's Responses API (`client.responses.create`) pointed at augur's /v1:
-function tools on a tool-less model.
+function tools on a tool-less model (with the hosted `web_search` Codex declares),
+and JSON mode.
 
 The `tool-json` fake answers the last user text back as the model's output.
 """
@@ -77,3 +78,19 @@ def test_errors_in_openais_shape(client):
         client.responses.create(model="tool-json", input="hi", tools=[{"type": "function", "name": "x",
                                                                        "parameters": "nope"}])
     assert e.value.body["type"] == "invalid_request_error" and "parameters" in e.value.body["message"]
+
+
+def test_hosted_web_search_is_left_out_for_a_tool_less_model(client):
+    raw = client.responses.with_raw_response.create(model="tool-json", input=ONE_CALL,
+                                                    tools=TOOLS[:1] + [{"type": "web_search"}])
+    assert raw.headers["x-augur-dropped-tools"] == "web_search"
+    assert calls(raw.parse().output) == [("get_weather", {"city": "Lima"})]
+
+
+def test_json_mode_is_repaired(client):
+    r = client.responses.create(model="bad-json", input="Why is the sky blue? JSON please.",
+                                text={"format": {"type": "json_object"}})
+    assert isinstance(json.loads(r.output_text), dict)
+    events = list(client.responses.create(model="gemma3", input="JSON please.",
+                                          text={"format": {"type": "json_object"}}, stream=True))
+    assert isinstance(json.loads(events[-1].response.output_text), dict)

@@ -9,6 +9,7 @@
 
 mod decode;
 mod estimate;
+mod format;
 mod go;
 mod messages;
 pub mod request;

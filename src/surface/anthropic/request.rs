@@ -2,7 +2,8 @@
 //! own layer converts it (`anthropic.FromMessagesRequest`, `convertMessage`,
 //! `convertTool`, after the checks of `middleware.AnthropicMessagesMiddleware`),
 //! plus what augur's tool emulation reads and Ollama ignores: `tool_choice`,
-//! `parallel_tool_calls` and the `tool_name` of tool results.
+//! `parallel_tool_calls` and the `tool_name` of tool results; and the
+//! structured output schema (`output_config.format`) as `format`.
 
 use std::collections::HashMap;
 
@@ -10,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProxyError;
 
-use super::{decode, estimate, messages::convert_message};
+use super::{decode, estimate, format, messages::convert_message};
 
 /// The translated request and what the answer needs to be rendered.
 #[derive(Debug, Clone)]
@@ -99,6 +100,7 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
         .unwrap_or_default();
     let (tools, web_search) = convert_tools(declared)?;
     let think = think(req);
+    let schema = format::schema(req)?;
     let stream = req.get("stream").and_then(Value::as_bool).unwrap_or(false);
 
     let mut body = Map::new();
@@ -109,6 +111,9 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("options".into(), Value::Object(options));
+    if let Some(schema) = schema {
+        body.insert("format".into(), schema);
+    }
     if let Some(think) = &think {
         body.insert("think".into(), think.clone());
     }

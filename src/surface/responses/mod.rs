@@ -5,7 +5,10 @@
 //! and history in the forms augur's tool emulation and format repair
 //! read); [`response::render`] turns the pipeline's Ollama-shaped output
 //! back into a `response` object or its SSE events. Both follow Ollama's
-//! own Responses layer wherever a client could tell the difference.
+//! own Responses layer wherever a client could tell the difference, but
+//! for two things Ollama's layer drops: `text.format: json_object` is JSON
+//! mode, and tools that are not functions (Codex's `web_search`, …) are
+//! left out where neither the model nor Ollama can run them (`hosted`).
 //! Errors before an answer starts take OpenAI's error shape
 //! ([`crate::error::Flavor::OpenAi`]); a stream that fails part-way ends
 //! with `response.failed` ([`failed_event`]), and so does a stream augur
@@ -15,6 +18,7 @@
 mod echo;
 mod failed;
 mod go;
+mod hosted;
 pub mod request;
 pub mod response;
 mod stream;
@@ -30,7 +34,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Translation};
+use super::{Adapter, Amended, Translation};
 use crate::{
     error::ProxyError,
     ingress::{Admitted, Model},
@@ -50,26 +54,49 @@ pub async fn responses(
 /// The Responses surface.
 struct Responses;
 
+/// What rendering a Responses answer needs, and the tools left out.
+pub(crate) struct Run {
+    meta: Meta,
+    dropped: Option<hosted::Dropped>,
+}
+
 impl Adapter for Responses {
-    type Meta = Meta;
+    type Meta = Run;
 
     async fn translate(
         &self,
-        _: &AppState,
-        _: &Model,
-        _: &http::HeaderMap,
+        state: &AppState,
+        model: &Model,
+        headers: &http::HeaderMap,
         body: Map<String, Value>,
-    ) -> Result<Translation<Meta>, ProxyError> {
+    ) -> Result<Translation<Run>, ProxyError> {
         let translated = translate(&body)?;
-        if translated.web_search {
+        if translated.web_search && !hosted::emulates_tools(state, model, headers).await? {
             // Ollama runs the search loop itself.
             return Ok(Translation::Forward);
         }
+        let dropped = if translated.hosted.is_empty() {
+            None
+        } else {
+            tracing::debug!(
+                model = %model.raw,
+                tools = %translated.hosted.join(", "),
+                "tools the model cannot run and the upstream would not are left out"
+            );
+            Some(hosted::Dropped::new(&translated.hosted, &body)?)
+        };
         let meta = Meta::new(&translated);
-        Ok(Translation::chat(translated.body, meta))
+        Ok(Translation::chat(translated.body, Run { meta, dropped }))
     }
 
-    fn render(&self, meta: Meta, out: Output) -> Response {
-        render(meta, out)
+    fn render(&self, run: Run, mut out: Output) -> Response {
+        if let Some(d) = &run.dropped {
+            d.mark(&mut out);
+        }
+        render(run.meta, out)
+    }
+
+    fn amended(&self, run: &Run) -> Option<Amended> {
+        run.dropped.as_ref().map(hosted::Dropped::amended)
     }
 }

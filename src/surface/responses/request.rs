@@ -26,9 +26,13 @@ pub struct Translated {
     /// The model as the client named it; the response object carries it.
     pub model: String,
     /// The request declares Responses' built-in `web_search` tool, which
-    /// Ollama runs itself (searching and calling the model again); the body
-    /// holds the function Ollama shows the model in its place.
+    /// Ollama runs itself (searching and calling the model again) for a
+    /// model with tools.
     pub web_search: bool,
+    /// The types of the declared tools that are not functions (hosted or
+    /// built-in tools: `web_search`, `file_search`, `mcp`, `local_shell`,
+    /// …), each once, in order: the body leaves them out.
+    pub hosted: Vec<String>,
     /// The request fields the response object echoes.
     pub echo: Arc<Echo>,
 }
@@ -51,31 +55,23 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
     }
     let think = think_from_effort(r.effort)?;
 
-    let web_search = r
-        .tools
-        .iter()
-        .any(|t| t.get("type").and_then(Value::as_str) == Some("web_search"));
+    // Tools augur cannot emulate (hosted or built-in ones) are left out of
+    // the body; the adapter decides whether the request goes upstream as
+    // it came instead (see `super::hosted`).
+    let mut hosted: Vec<String> = Vec::new();
     let mut tools = Vec::with_capacity(r.tools.len());
     for t in &r.tools {
-        if t.get("type").and_then(Value::as_str) == Some("web_search") {
-            tools.push(web_search_function());
+        let kind = t.get("type").and_then(Value::as_str).unwrap_or_default();
+        if is_hosted(kind) {
+            if !hosted.iter().any(|h| h == kind) {
+                hosted.push(kind.to_owned());
+            }
             continue;
         }
-        for tool in convert_tools(t)? {
-            // The built-in tool owns this name.
-            let name = tool.pointer("/function/name").and_then(Value::as_str);
-            if web_search && name == Some("web_search") {
-                continue;
-            }
-            tools.push(tool);
-        }
+        tools.extend(convert_tools(t)?);
     }
-
-    let format = r.text_format.and_then(|f| {
-        (f.get("type").and_then(Value::as_str) == Some("json_schema"))
-            .then(|| f.get("schema").filter(|s| !s.is_null()).cloned())
-            .flatten()
-    });
+    let web_search = hosted.iter().any(|h| h == "web_search");
+    let format = r.text_format.and_then(text_format);
 
     let stream = r.stream.unwrap_or(false);
     let mut body = Map::new();
@@ -122,6 +118,7 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
         stream,
         model: r.model.to_owned(),
         web_search,
+        hosted,
         echo: Arc::new(echo),
     })
 }
@@ -225,21 +222,23 @@ fn check_parameters(p: &Map<String, Value>) -> Result<(), ProxyError> {
     Ok(())
 }
 
-/// `WebSearchFunctionTool`: what the model is shown for the built-in
-/// `web_search` tool.
-fn web_search_function() -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": "web_search",
-            "description": "Search the web for current information.",
-            "parameters": {
-                "type": "object",
-                "required": ["query"],
-                "properties": {"query": {"type": "string", "description": "The search query."}}
-            }
-        }
-    })
+/// Whether a tool `type` is one augur cannot emulate: anything but a
+/// function (or a namespace of functions). A tool without a type is left
+/// to the tool set's own check.
+pub(super) fn is_hosted(kind: &str) -> bool {
+    !matches!(kind, "" | "function" | "namespace")
+}
+
+/// `text.format` as Ollama's `format`: a `json_schema`'s schema (as
+/// Ollama's layer reads it), and JSON mode for `json_object` (as augur
+/// reads `response_format` on `/v1/chat/completions`; Ollama's layer
+/// ignores it); anything else, no format.
+fn text_format(f: &Map<String, Value>) -> Option<Value> {
+    match f.get("type").and_then(Value::as_str) {
+        Some("json_schema") => f.get("schema").filter(|s| !s.is_null()).cloned(),
+        Some("json_object") => Some(json!("json")),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -231,12 +231,52 @@ fn the_built_in_web_search_tool_is_flagged() {
     )
     .unwrap();
     assert!(t.web_search);
+    assert_eq!(t.hosted, ["web_search"]);
+    // Left to Ollama when it runs the search; otherwise the client's own
+    // function of that name is the only `web_search` there is.
     let tools = t.body["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0]["function"]["name"], "web_search");
+    assert_eq!(t.echo.tools.len(), 2);
+}
+
+#[test]
+fn tools_that_are_not_functions_are_left_out_of_the_body() {
+    let t = translate(
+        json!({"model": "m", "input": "hi", "tools": [
+            {"type": "web_search_preview"},
+            {"type": "function", "name": "shell", "parameters": {"type": "object"}},
+            {"type": "file_search", "vector_store_ids": ["vs_1"]},
+            {"type": "code_interpreter", "container": {"type": "auto"}},
+            {"type": "computer_use_preview", "display_width": 1, "display_height": 1, "environment": "linux"},
+            {"type": "image_generation"},
+            {"type": "local_shell"},
+            {"type": "mcp", "server_label": "x", "server_url": "https://example.com"},
+            {"type": "file_search"}
+        ]})
+        .as_object()
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(!t.web_search);
     assert_eq!(
-        tools[0]["function"]["description"],
-        "Search the web for current information."
+        t.hosted,
+        [
+            "web_search_preview",
+            "file_search",
+            "code_interpreter",
+            "computer_use_preview",
+            "image_generation",
+            "local_shell",
+            "mcp"
+        ]
     );
+    let tools = t.body["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(ToolSet::from_request(tools).unwrap().len(), 1);
+    // Only hosted tools: no `tools` at all.
+    let b = body(json!({"model": "m", "input": "hi", "tools": [{"type": "web_search"}]}));
+    assert!(b.get("tools").is_none(), "{b}");
 }
 
 #[test]
@@ -267,16 +307,20 @@ fn tool_choice_takes_the_form_the_emulation_reads() {
 }
 
 #[test]
-fn only_a_json_schema_text_format_sets_format() {
+fn a_json_text_format_sets_format() {
     let schema =
         json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
     let b = body(json!({"model": "m", "input": "x", "text": {"format":
         {"type": "json_schema", "name": "person", "strict": true, "schema": schema}}}));
     assert_eq!(b["format"], schema);
+    // JSON mode, as `response_format: {"type": "json_object"}` on chat
+    // completions (Ollama's own layer drops it).
+    let b = body(json!({"model": "m", "input": "x", "text": {"format": {"type": "json_object"}}}));
+    assert_eq!(b["format"], "json");
     for format in [
         json!({"type": "text"}),
-        json!({"type": "json_object"}),
         json!({"type": "json_schema", "schema": null}),
+        json!({"type": "yaml"}),
     ] {
         let b = body(json!({"model": "m", "input": "x", "text": {"format": format}}));
         assert!(b.get("format").is_none(), "{format}");

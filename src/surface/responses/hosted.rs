@@ -1,0 +1,172 @@
+//! Tools a Responses request declares that are not functions: OpenAI's
+//! hosted tools (`web_search`, `web_search_preview`, `file_search`,
+//! `code_interpreter`, `image_generation`, `mcp`, `tool_search`, …) and the
+//! built-in client tools with their own call items (`local_shell`,
+//! `shell`, `apply_patch`, `computer_use_preview`, `custom`, …). Codex
+//! declares `web_search` with every request.
+//!
+//! augur emulates function tools only, and Ollama runs none of these but
+//! `web_search` (its own search loop, for a model with native tools). So
+//! `web_search` sends the request to the upstream as it came when the
+//! model's tools are native; otherwise every such tool is left out (the
+//! answer says which in `X-Augur-Dropped-Tools`, and a debug line is
+//! logged) rather than failing the request.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value};
+
+use crate::{
+    error::ProxyError, ingress::Model, pipeline::output::Output, policy::EmulateTools,
+    state::AppState, surface::Amended, upstream::Target,
+};
+
+use super::request::is_hosted;
+
+/// The header naming the tool types augur left out.
+const DROPPED_TOOLS: HeaderName = HeaderName::from_static("x-augur-dropped-tools");
+
+/// Whether augur emulates tools for `model` rather than the upstream
+/// running them: the policy says so, or (`auto`) the model has no tools.
+pub(super) async fn emulates_tools(
+    state: &AppState,
+    model: &Model,
+    headers: &HeaderMap,
+) -> Result<bool, ProxyError> {
+    Ok(match model.policy.emulate_tools {
+        EmulateTools::Always => true,
+        EmulateTools::Never => false,
+        EmulateTools::Auto => {
+            let target = Target::Model {
+                name: model.name.clone(),
+                prefer: None,
+            };
+            let upstream = state.fleet.choose(headers, &target)?;
+            !state
+                .capabilities
+                .has(upstream, &model.raw, "tools")
+                .await?
+        }
+    })
+}
+
+/// The tools left out of one request.
+pub(crate) struct Dropped {
+    /// `X-Augur-Dropped-Tools`: their types, comma-separated.
+    header: HeaderValue,
+    /// The client's body without them, for when the pipeline has nothing
+    /// else to change and forwards the request.
+    body: Bytes,
+}
+
+impl Dropped {
+    /// The tools of `types` (not empty) left out of the client's `body`.
+    pub(super) fn new(types: &[String], body: &Map<String, Value>) -> Result<Self, ProxyError> {
+        let mut body = body.clone();
+        if let Some(Value::Array(tools)) = body.get_mut("tools") {
+            tools.retain(|t| !t.get("type").and_then(Value::as_str).is_some_and(is_hosted));
+        }
+        let body = serde_json::to_vec(&Value::Object(body))
+            .map_err(|e| ProxyError::Internal(format!("re-encoding the request body: {e}")))?;
+        Ok(Self {
+            header: header_value(types),
+            body: Bytes::from(body),
+        })
+    }
+
+    /// Say in `out`'s headers what was left out.
+    pub(super) fn mark(&self, out: &mut Output) {
+        let (Output::Full { headers, .. } | Output::Stream { headers, .. }) = out;
+        headers.insert(DROPPED_TOOLS, self.header.clone());
+    }
+
+    /// The request to forward in place of the client's own bytes.
+    pub(super) fn amended(&self) -> Amended {
+        let mut headers = HeaderMap::new();
+        headers.insert(DROPPED_TOOLS, self.header.clone());
+        Amended {
+            body: self.body.clone(),
+            headers,
+        }
+    }
+}
+
+/// The types as a header value: each cut to 64 characters, and any
+/// character but a letter, a digit, `_`, `-` or `.` written as `_`.
+fn header_value(types: &[String]) -> HeaderValue {
+    let clean: Vec<String> = types
+        .iter()
+        .map(|t| {
+            t.chars()
+                .take(64)
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    HeaderValue::from_str(&clean.join(", ")).unwrap_or(HeaderValue::from_static("_"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_amended_body_keeps_only_the_functions() {
+        let body = json!({"model": "m", "input": "hi", "tools": [
+            {"type": "function", "name": "f"},
+            {"type": "web_search"},
+            {"type": "namespace", "name": "fs", "tools": []},
+            {"type": "file_search", "vector_store_ids": ["vs_1"]}
+        ]});
+        let types = ["web_search".to_string(), "file_search".to_string()];
+        let d = Dropped::new(&types, body.as_object().unwrap()).unwrap();
+        let a = d.amended();
+        assert_eq!(a.headers[DROPPED_TOOLS], "web_search, file_search");
+        let sent: Value = serde_json::from_slice(&a.body).unwrap();
+        assert_eq!(
+            sent["tools"],
+            json!([{"type": "function", "name": "f"}, {"type": "namespace", "name": "fs", "tools": []}])
+        );
+        assert_eq!(sent["input"], "hi");
+    }
+
+    #[test]
+    fn odd_types_make_a_valid_header() {
+        let types = ["a b\n".to_string(), "é".repeat(100)];
+        let v = header_value(&types);
+        assert_eq!(v.to_str().unwrap(), format!("a_b_, {}", "_".repeat(64)));
+    }
+
+    #[test]
+    fn the_header_goes_on_whole_and_streamed_answers() {
+        let body = json!({"tools": [{"type": "mcp"}]});
+        let d = Dropped::new(&["mcp".to_string()], body.as_object().unwrap()).unwrap();
+        let mut out = Output::Full {
+            value: json!({}),
+            headers: HeaderMap::new(),
+        };
+        d.mark(&mut out);
+        let Output::Full { headers, .. } = out else {
+            unreachable!()
+        };
+        assert_eq!(headers[DROPPED_TOOLS], "mcp");
+        let (_tx, rx) = tokio::sync::mpsc::channel(1);
+        let mut out = Output::Stream {
+            rx,
+            headers: HeaderMap::new(),
+        };
+        d.mark(&mut out);
+        let Output::Stream { headers, .. } = out else {
+            unreachable!()
+        };
+        assert_eq!(headers[DROPPED_TOOLS], "mcp");
+    }
+}
