@@ -256,25 +256,41 @@ impl Limits {
             // replica's own buckets.
             None => self.admit_local(&mut admission, policy, principal, model)?,
         }
-        let Some((m, model_policy)) = model else {
-            return Ok(admission);
-        };
-        if let Some(limit) = model_policy.concurrency {
-            let label = model_policy.matched_glob.as_deref().unwrap_or("default");
-            let who = principal.limiter_key();
-            let waiting = fair::Waiting {
-                key: &who,
-                label: principal.label(),
-                weight: principal.api_key(policy).map_or(1, |k| k.weight),
-            };
-            let permit = self
-                .inner
-                .semaphores
-                .acquire(m, label, limit, waiting)
-                .await?;
-            admission.permit = Some(permit);
+        if let Some((m, model_policy)) = model {
+            admission.permit = self.slot(policy, principal, m, model_policy).await?;
         }
         Ok(admission)
+    }
+
+    /// A concurrency slot of `model` (normalized) for `principal`, under
+    /// the model's `concurrency` (`None` when it has none): waits in the
+    /// model's fair queue up to its `queue_timeout_ms`, else
+    /// [`LimitError::Busy`]. [`Limits::admit`] takes one for the model a
+    /// request names; a fallback model takes its own the same way (rates
+    /// and budgets are counted once, at admission).
+    pub(crate) async fn slot(
+        &self,
+        policy: &Policy,
+        principal: &Principal,
+        model: &str,
+        model_policy: &ModelPolicy,
+    ) -> Result<Option<Permit>, LimitError> {
+        let Some(limit) = model_policy.concurrency else {
+            return Ok(None);
+        };
+        let label = model_policy.matched_glob.as_deref().unwrap_or("default");
+        let who = principal.limiter_key();
+        let waiting = fair::Waiting {
+            key: &who,
+            label: principal.label(),
+            weight: principal.api_key(policy).map_or(1, |k| k.weight),
+        };
+        let permit = self
+            .inner
+            .semaphores
+            .acquire(model, label, limit, waiting)
+            .await?;
+        Ok(Some(permit))
     }
 
     /// Rates and budgets in this process.

@@ -210,6 +210,35 @@ pub async fn complete(
     Ok(best)
 }
 
+/// A streamed answer read to its end (`response`: its done chunk;
+/// `text`: the model's text), taken as the one attempt [`complete`] makes
+/// when no retry is allowed.
+pub fn streamed(
+    response: Value,
+    text: &str,
+    expect: &Expect,
+    validators: &Validators,
+    vp: &ValidatePolicy,
+) -> Completed {
+    let mut interp = interpret(text, expect, validators, vp.repair);
+    if cut_short(&response)
+        && !interp.violations.is_empty()
+        && let Some(plain) = super::retry::plain::recover(text, expect, validators)
+    {
+        interp = plain;
+    }
+    let invalid = !interp.violations.is_empty();
+    if invalid {
+        metrics::counter!("augur_validation_failures_total").increment(1);
+    }
+    Completed {
+        response,
+        interp,
+        attempts: 1,
+        invalid,
+    }
+}
+
 /// An attempt that failed.
 struct Failed<'a> {
     text: &'a str,

@@ -21,134 +21,36 @@
 //! `augur_model` / `augur_fallback` in its done chunk),
 //! `augur_fallbacks_total{from,to,reason}` and the access log say what
 //! happened.
+//!
+//! A fallback model takes a slot of its own model's concurrency pool
+//! (`models.<glob>.concurrency`, under its queue rules) before it is
+//! asked. One that fails (any upstream error: not found, a 5xx,
+//! unreachable, timed out; or no slot in time) is passed over: the next
+//! one is asked, and when none is left the best answer so far (the
+//! requested model's, with a chain of one) stands, `on_failure` deciding
+//! over it, reported as `X-Augur-Fallback: failed` (`augur_fallback` in a
+//! done chunk) and counted in `augur_fallback_failures_total{from,to}`.
+//! A stream whose upstreams failed before its first byte gets the
+//! requested model's error when every fallback fails. The fallback
+//! model's own error never reaches the client.
+
+mod chain;
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+pub use chain::{Answered, Chain, Reason, Seat, Tried};
 
 use super::{
     attempts::{self, Completed, Expect, Seed},
-    call::CallCtx,
+    call::{CallCtx, Lines},
     flows::Job,
-    output::Report,
+    output::{Item, Report},
 };
-use crate::{
-    error::ProxyError,
-    policy::{Fallback, FallbackOn},
-    telemetry::Timing,
-    upstream::Target,
-};
-
-/// Why a fallback model answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    Invalid,
-    Truncated,
-    UpstreamError,
-    Repaired,
-}
-
-impl Reason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::Invalid => "invalid",
-            Reason::Truncated => "truncated",
-            Reason::UpstreamError => "upstream_error",
-            Reason::Repaired => "repaired",
-        }
-    }
-}
-
-/// A fallback model that answered, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answered {
-    /// As the policy wrote it.
-    pub model: String,
-    pub reason: Reason,
-}
-
-/// The fallback models of one request, allowed for its client.
-#[derive(Debug)]
-pub struct Chain {
-    /// The model the client asked for, as written.
-    asked: String,
-    /// Normalized, for metric labels.
-    asked_name: String,
-    /// As written and normalized, in order.
-    models: Vec<(String, String)>,
-    on: FallbackOn,
-}
-
-impl Chain {
-    /// The chain for a request for `asked` (`asked_name` normalized), of
-    /// the models `allowed` lets the client use; `None` when none is left.
-    pub fn new(
-        fallback: &Fallback,
-        asked: &str,
-        asked_name: &str,
-        allowed: impl Fn(&str) -> bool,
-    ) -> Option<Arc<Self>> {
-        let models: Vec<(String, String)> = fallback
-            .models
-            .iter()
-            .map(|m| (m.clone(), crate::wire::normalize_model_name(m)))
-            .filter(|(_, name)| name != asked_name && allowed(name))
-            .collect();
-        (!models.is_empty()).then(|| {
-            Arc::new(Self {
-                asked: asked.to_string(),
-                asked_name: asked_name.to_string(),
-                models,
-                on: fallback.on,
-            })
-        })
-    }
-
-    /// Why a completed run calls for the next model, if it does.
-    fn after(&self, completed: &Completed, validating: bool) -> Option<Reason> {
-        if completed.invalid && validating {
-            let cut = completed
-                .response
-                .get("done_reason")
-                .and_then(Value::as_str)
-                == Some("length");
-            return match cut {
-                true if self.on.truncated => Some(Reason::Truncated),
-                false if self.on.invalid => Some(Reason::Invalid),
-                _ => None,
-            };
-        }
-        (self.on.repaired && !completed.interp.repairs.is_empty()).then_some(Reason::Repaired)
-    }
-
-    /// Why a failed run calls for the next model, if it does.
-    fn after_error(&self, e: &ProxyError) -> Option<Reason> {
-        (self.on.upstream_error && e.is_upstream_failure()).then_some(Reason::UpstreamError)
-    }
-
-    /// Count and log that fallback `i` answers for the asked model.
-    fn note(&self, i: usize, reason: Reason, timing: Option<&Arc<Timing>>) {
-        let Some((model, name)) = self.models.get(i) else {
-            return;
-        };
-        tracing::info!(
-            asked = %self.asked,
-            fallback = %model,
-            reason = reason.as_str(),
-            "a fallback model answers"
-        );
-        metrics::counter!(
-            "augur_fallbacks_total",
-            "from" => self.asked_name.clone(),
-            "to" => name.clone(),
-            "reason" => reason.as_str(),
-        )
-        .increment(1);
-        if let Some(t) = timing {
-            t.set_fallback(format!("{model} ({})", reason.as_str()));
-        }
-    }
-}
+use crate::{error::ProxyError, limits::LimitError, upstream::Target};
 
 impl Job {
     /// Attempts of this job's model (retries, repairs, the loop breaker),
@@ -168,64 +70,159 @@ impl Job {
     }
 
     /// `outcome` of this job, or, when the chain says so, of its next
-    /// fallback models in turn; with the fallback that answered.
+    /// fallback models in turn; a fallback model that fails is passed
+    /// over, the best outcome so far standing when none is left.
     pub(super) async fn fall_back(
         &self,
         mut outcome: Result<Completed, ProxyError>,
-    ) -> (Result<Completed, ProxyError>, Option<Answered>) {
-        let mut answered = self.answered.clone();
-        let Some(chain) = self.fallback.clone() else {
-            return (outcome, answered);
+    ) -> (Result<Completed, ProxyError>, Tried) {
+        let mut tried = Tried {
+            answered: self.answered.clone(),
+            failed: false,
         };
-        for i in self.position..chain.models.len() {
+        let Some(chain) = self.fallback.clone() else {
+            return (outcome, tried);
+        };
+        let timing = self.ctx.timing.as_ref();
+        for entry in chain.models.iter().skip(self.position) {
             let reason = match &outcome {
                 Ok(completed) => chain.after(completed, self.validate.enabled),
                 Err(e) => chain.after_error(e),
             };
             let Some(reason) = reason else { break };
-            let Some(next) = self.for_fallback(&chain, i, reason) else {
-                break;
+            let next = match self.for_fallback(&chain, entry, reason).await {
+                Ok(next) => next,
+                Err(e) => {
+                    chain.failed(entry, reason, &e, timing);
+                    tried.failed = true;
+                    continue;
+                }
             };
-            chain.note(i, reason, self.ctx.timing.as_ref());
-            outcome = next.attempt(None).await;
-            answered = next.answered;
+            chain.note(entry, reason, timing);
+            match next.attempt(None).await {
+                Ok(completed) => {
+                    outcome = Ok(completed);
+                    tried = Tried {
+                        answered: next.answered,
+                        failed: false,
+                    };
+                }
+                Err(e) => {
+                    chain.failed(entry, reason, &e, timing);
+                    tried.failed = true;
+                }
+            }
         }
-        (outcome, answered)
+        (outcome, tried)
     }
 
     /// Open this job's stream with `open`; when its upstreams fail before
     /// the first byte and the chain says so, the next fallback model's,
-    /// and so on. Returns the job whose stream opened.
+    /// and so on. Returns the job whose stream opened; when every
+    /// fallback model fails too, this job's error.
     pub(super) async fn open_stream<T>(
         self,
         open: impl AsyncFn(&Job) -> Result<T, ProxyError>,
     ) -> Result<(Job, T), ProxyError> {
-        let mut job = self;
-        loop {
-            let e = match open(&job).await {
-                Ok(opened) => return Ok((job, opened)),
-                Err(e) => e,
+        let e = match open(&self).await {
+            Ok(opened) => return Ok((self, opened)),
+            Err(e) => e,
+        };
+        let Some(chain) = self.fallback.clone() else {
+            return Err(e);
+        };
+        let Some(reason) = chain.after_error(&e) else {
+            return Err(e);
+        };
+        let timing = self.ctx.timing.as_ref();
+        for entry in chain.models.iter().skip(self.position) {
+            let next = match self.for_fallback(&chain, entry, reason).await {
+                Ok(next) => next,
+                Err(why) => {
+                    chain.failed(entry, reason, &why, timing);
+                    continue;
+                }
             };
-            let Some(chain) = job.fallback.clone() else {
-                return Err(e);
-            };
-            let i = job.position;
-            let next = chain
-                .after_error(&e)
-                .and_then(|reason| job.for_fallback(&chain, i, reason));
-            let Some(next) = next else {
-                return Err(e);
-            };
-            if let Some(answered) = &next.answered {
-                chain.note(i, answered.reason, job.ctx.timing.as_ref());
+            chain.note(entry, reason, timing);
+            match open(&next).await {
+                Ok(opened) => return Ok((next, opened)),
+                Err(why) => chain.failed(entry, reason, &why, timing),
             }
-            job = next;
         }
+        Err(e)
     }
 
-    /// This job for fallback model `i` of `chain` (`None` past its end).
-    fn for_fallback(&self, chain: &Arc<Chain>, i: usize, reason: Reason) -> Option<Job> {
-        let (model, name) = chain.models.get(i)?.clone();
+    /// Whether an answer of this job failing validation would be answered
+    /// by a fallback model.
+    pub(super) fn may_fall_back(&self) -> bool {
+        self.validate.enabled
+            && self
+                .fallback
+                .as_ref()
+                .is_some_and(|c| c.takes_invalid(self.position))
+    }
+
+    /// A streamed answer (`text` so far) failed before anything of it was
+    /// sent: the whole-answer path answers (see [`Job::stream_complete`]),
+    /// with its retries. With none allowed (a fallback model would
+    /// answer), the streamed answer, read to its end (`last`: its done
+    /// chunk if it came), is this model's one attempt before the
+    /// fallback models.
+    pub(super) async fn stream_whole(
+        &self,
+        tx: &mpsc::Sender<Item>,
+        sent_thinking: bool,
+        mut text: String,
+        lines: &mut Lines,
+        mut last: Option<Value>,
+    ) -> Result<(), ProxyError> {
+        if self.validate.max_retries > 0 || tx.is_closed() {
+            return self
+                .stream_complete(self.route, tx, sent_thinking, None)
+                .await;
+        }
+        let mut model = Value::Null;
+        while last.is_none() {
+            let Some(chunk) = lines.next().await.transpose()? else {
+                break;
+            };
+            text.push_str(&attempts::answer_text(self.route, &chunk));
+            model = chunk.get("model").cloned().unwrap_or(Value::Null);
+            if chunk.get("done").and_then(Value::as_bool) == Some(true) {
+                last = Some(chunk);
+            }
+        }
+        // No done chunk: ended as Ollama ends a model repeating itself.
+        let response = last.unwrap_or_else(
+            || json!({"model": model, "created_at": crate::wire::created_at_now(), "done": false}),
+        );
+        let completed = attempts::streamed(
+            response,
+            &text,
+            &self.expect,
+            &self.validators,
+            &self.validate,
+        );
+        let outcome = super::call_screen::after_complete(self, completed).await;
+        let whole = self.conclude(outcome).await?;
+        self.send_whole(self.route, tx, sent_thinking, whole).await
+    }
+
+    /// This job for fallback `entry` of `chain` (as written, normalized),
+    /// holding a slot of its model's concurrency pool.
+    async fn for_fallback(
+        &self,
+        chain: &Arc<Chain>,
+        entry: &(String, String),
+        reason: Reason,
+    ) -> Result<Job, LimitError> {
+        let (model, name) = entry.clone();
+        let seat = self.seat.take(&self.ctx.state.limits, &name).await?;
+        let position = chain
+            .models
+            .iter()
+            .position(|m| m == entry)
+            .map_or(chain.models.len(), |i| i + 1);
         let mut body = self.body.clone();
         body.insert("model".into(), Value::String(model.clone()));
         // Text mode's grammar-mode request goes to the same model.
@@ -255,7 +252,7 @@ impl Job {
             answer_as: Some(Value::String(chain.asked.clone())),
             ..self.ctx.clone()
         };
-        Some(Job {
+        Ok(Job {
             ctx,
             route: self.route,
             body,
@@ -265,23 +262,39 @@ impl Job {
             emulated: self.emulated,
             audit: self.audit.clone(),
             fallback: Some(chain.clone()),
-            position: i + 1,
+            position,
             answered: Some(Answered { model, reason }),
+            seat,
         })
     }
 }
 
-/// The done chunk of a stream whose headers went out before a fallback
-/// model answered (through the whole-answer path) says so.
+/// The done chunk of a stream whose headers went out before the fallback
+/// models were asked (through the whole-answer path) says what they came
+/// to: the one that answered, or `augur_fallback: "failed"`; and
+/// `augur_validation: "invalid"` when `on_failure: pass` let an invalid
+/// answer through.
 pub(super) fn note_in_done(job: &Job, report: &Report, chunk: &mut Value) {
-    if report.fallback == job.answered {
+    let Value::Object(fields) = chunk else {
         return;
-    }
-    if let (Some(f), Value::Object(fields)) = (&report.fallback, chunk) {
+    };
+    if report.fallback != job.answered
+        && let Some(f) = &report.fallback
+    {
         fields.insert("augur_model".into(), Value::String(f.model.clone()));
         fields.insert(
             "augur_fallback".into(),
             Value::String(f.reason.as_str().into()),
         );
     }
+    if report.fallback_failed {
+        fields.insert("augur_fallback".into(), Value::String(FAILED.into()));
+    }
+    if report.invalid {
+        fields.insert("augur_validation".into(), Value::String("invalid".into()));
+    }
 }
+
+/// `X-Augur-Fallback` (and `augur_fallback`) when the fallback models
+/// failed and the best answer before them stands.
+pub const FAILED: &str = "failed";

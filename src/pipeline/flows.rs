@@ -53,6 +53,9 @@ pub struct Job {
     pub position: usize,
     /// The fallback this job runs for, when it does.
     pub answered: Option<super::fallback::Answered>,
+    /// Where fallback models take their concurrency slots, and the slot
+    /// this job's fallback model holds.
+    pub seat: super::fallback::Seat,
 }
 
 /// The JSONL audit of emulated tool calls for one request.
@@ -84,9 +87,19 @@ impl Job {
     /// a streamed attempt that failed first.
     pub async fn complete(&self, seed: Option<Seed>) -> Result<(Value, Report), ProxyError> {
         let outcome = self.attempt(seed).await;
-        let (outcome, answered) = self.fall_back(outcome).await;
+        self.conclude(outcome).await
+    }
+
+    /// The answer for `outcome` of this job's attempts, or of its fallback
+    /// models', shaped for the client (422 as the policy says).
+    pub(super) async fn conclude(
+        &self,
+        outcome: Result<Completed, ProxyError>,
+    ) -> Result<(Value, Report), ProxyError> {
+        let (outcome, tried) = self.fall_back(outcome).await;
         let (value, mut report) = finalize(self, outcome?)?;
-        report.fallback = answered;
+        report.fallback = tried.answered;
+        report.fallback_failed = tried.failed;
         Ok((value, report))
     }
 
@@ -128,7 +141,19 @@ impl Job {
             // The client has gone: nothing is asked again.
             return Ok(());
         }
-        let (value, report) = self.complete(seed).await?;
+        let whole = self.complete(seed).await?;
+        self.send_whole(route, tx, sent_thinking, whole).await
+    }
+
+    /// Send a whole answer's chunks as `route` streams them (see
+    /// [`Job::stream_complete`]).
+    pub(super) async fn send_whole(
+        &self,
+        route: Route,
+        tx: &mpsc::Sender<Item>,
+        sent_thinking: bool,
+        (value, report): (Value, Report),
+    ) -> Result<(), ProxyError> {
         let mut chunks = chunks_of(route, &value);
         if let Some(done) = chunks.last_mut() {
             super::fallback::note_in_done(self, &report, done);
@@ -192,6 +217,7 @@ pub fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report), Prox
         unchecked: completed.interp.unchecked && validation_on,
         emulated: job.emulated,
         fallback: job.answered.clone(),
+        fallback_failed: false,
     };
     if let Some(audit) = &job.audit {
         let outcome = match (completed.invalid, completed.interp.repairs.is_empty()) {

@@ -221,6 +221,7 @@ fn job(
         fallback: cx.fallback.clone(),
         position: 0,
         answered: None,
+        seat: fallback::Seat::for_request(cx.policy, cx.parts),
     }
 }
 

@@ -75,8 +75,9 @@ pub fn json_response(status: StatusCode, value: &Value, headers: HeaderMap) -> R
 /// Headers that report what augur did: `X-Augur-Repaired`,
 /// `X-Augur-Attempts`, `X-Augur-Validation` (`invalid`, or `unchecked` when
 /// some of the answer could not be checked against the schema),
-/// `X-Augur-Emulated`, and `X-Augur-Model` / `X-Augur-Fallback` when a
-/// fallback model answered.
+/// `X-Augur-Emulated`, `X-Augur-Model` / `X-Augur-Fallback` when a
+/// fallback model answered, and `X-Augur-Fallback: failed` when the
+/// fallback models failed and the best answer before them stands.
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub repaired: Vec<String>,
@@ -87,6 +88,8 @@ pub struct Report {
     pub emulated: Option<&'static str>,
     /// A fallback model answered.
     pub fallback: Option<super::fallback::Answered>,
+    /// The fallback models failed: the best answer before them stands.
+    pub fallback_failed: bool,
 }
 
 impl Report {
@@ -122,6 +125,12 @@ impl Report {
             h.insert(
                 "x-augur-fallback",
                 HeaderValue::from_static(f.reason.as_str()),
+            );
+        }
+        if self.fallback_failed {
+            h.insert(
+                "x-augur-fallback",
+                HeaderValue::from_static(super::fallback::FAILED),
             );
         }
         h
@@ -208,5 +217,18 @@ mod tests {
         assert_eq!(h["x-augur-model"], "big%0D%0AX-Evil: 1%7F");
         assert_eq!(h["x-augur-fallback"], "invalid");
         assert!(!h.contains_key("x-evil"));
+    }
+
+    #[test]
+    fn fallback_models_that_failed_are_reported_as_failed() {
+        let h = Report {
+            invalid: true,
+            fallback_failed: true,
+            ..Report::default()
+        }
+        .headers();
+        assert_eq!(h["x-augur-fallback"], "failed");
+        assert_eq!(h["x-augur-validation"], "invalid");
+        assert!(!h.contains_key("x-augur-model"));
     }
 }

@@ -173,6 +173,12 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 Err(_) if rest.is_some() => events.extend(rest.map(StreamEvent::AnswerDelta)),
                 Err(e) if !p.sent_anything && !gate.holding() => {
                     tracing::info!(error = %e, "streamed tool answer unusable; retrying whole");
+                    if job.validate.max_retries == 0 && job.may_fall_back() {
+                        let raw = std::mem::take(&mut p.raw);
+                        return job
+                            .stream_whole(tx, p.sent_thinking, raw, &mut lines, Some(chunk))
+                            .await;
+                    }
                     let seed = Seed {
                         truncated: eof || attempts::cut_short(&chunk),
                         text: std::mem::take(&mut p.raw),
@@ -222,8 +228,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     // checked for placeholders only if it goes out after all.
                     let held = gate.holds_unrelated(screen, set, &call);
                     let Some(call) = checked_call(job, set, call, !held, &mut p)? else {
+                        let (raw, last) = (std::mem::take(&mut p.raw), done.then(|| chunk.clone()));
                         return job
-                            .stream_complete(Route::Chat, tx, p.sent_thinking, None)
+                            .stream_whole(tx, p.sent_thinking, raw, &mut lines, last)
                             .await;
                     };
                     // Seen: a repeat of it is skipped whether it went out or not.
@@ -235,8 +242,10 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     let mut released = Vec::new();
                     for held in gate.take_unrelated() {
                         let Some(held) = checked_call(job, set, held, true, &mut p)? else {
+                            let (raw, last) =
+                                (std::mem::take(&mut p.raw), done.then(|| chunk.clone()));
                             return job
-                                .stream_complete(Route::Chat, tx, p.sent_thinking, None)
+                                .stream_whole(tx, p.sent_thinking, raw, &mut lines, last)
                                 .await;
                         };
                         released.push(held);
@@ -386,7 +395,7 @@ fn checked_call(
     if violations.is_empty() || !job.validate.enabled {
         return Ok(Some(call));
     }
-    if !p.sent_anything && job.validate.max_retries > 0 {
+    if !p.sent_anything && (job.validate.max_retries > 0 || job.may_fall_back()) {
         return Ok(None);
     }
     match job.validate.on_failure {

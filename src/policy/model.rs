@@ -343,7 +343,7 @@ impl Scopes {
 }
 
 /// `auth:` block.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AuthPolicy {
     pub required: bool,
     pub keys: Vec<ApiKey>,

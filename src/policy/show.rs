@@ -4,6 +4,8 @@
 //! use, never the keys or their hashes) and audit, with the file that set
 //! each default and each entry.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -190,9 +192,9 @@ pub fn effective(policy: &Policy) -> Value {
                 "models": if k.models.is_empty() { json!("all") } else { json!(k.models) },
                 "rate_limit": rate_limit(limit),
                 "weight": k.weight,
+                "scopes": k.scopes.names(),
             })
         })
-                "scopes": k.scopes.names(),
         .collect();
 
     let set_by: Map<String, Value> = sources
@@ -215,4 +217,77 @@ pub fn effective(policy: &Policy) -> Value {
         "limits": {"on_store_error": policy.on_store_error.as_str()},
         "set_by": set_by,
     })
+}
+
+/// What `GET /-/policies` warns about in the policy in force: each
+/// fallback model no upstream lists, as `models.<glob>.fallback.models:
+/// "name" is listed by no upstream` (or `defaults.fallback.models: …`).
+/// `listed(name)` says whether some upstream lists a (normalized) model
+/// name: `Some(false)` only when none does and every list is known;
+/// `None` (no warning) when it cannot be told.
+pub fn fallback_warnings(policy: &Policy, listed: impl Fn(&str) -> Option<bool>) -> Vec<String> {
+    let defaults = policy.models.defaults();
+    let mut blocks: Vec<(String, ModelPolicy)> =
+        vec![("defaults".to_string(), (**defaults).clone())];
+    let entries = policy.models.entries();
+    for (glob, _) in entries {
+        let at = format!("models.{}", glob.pattern());
+        if blocks.iter().any(|(a, _)| *a == at) {
+            continue;
+        }
+        let mut p = (**defaults).clone();
+        for (_, overlay) in entries
+            .iter()
+            .filter(|(g, _)| g.pattern() == glob.pattern())
+        {
+            overlay.apply(&mut p);
+        }
+        blocks.push((at, p));
+    }
+    let mut warnings = Vec::new();
+    for (at, p) in &blocks {
+        let Some(fallback) = &p.fallback else {
+            continue;
+        };
+        for model in &fallback.models {
+            let name = crate::wire::normalize_model_name(model);
+            let warning = format!("{at}.fallback.models: {model:?} is listed by no upstream");
+            if listed(&name) == Some(false) && !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
+    warnings
+}
+
+/// Whether some upstream lists a (normalized) model name, as
+/// [`fallback_warnings`] asks, read from the upstreams' state
+/// ([`crate::upstream::Fleet::status_json`]): an upstream whose list is
+/// not known, or not shown whole, leaves a name it might have unknown.
+pub fn listed_by(upstreams: &Value) -> impl Fn(&str) -> Option<bool> + use<> {
+    let mut names: HashSet<String> = HashSet::new();
+    let mut complete = true;
+    let all = upstreams.get("upstreams").and_then(Value::as_array);
+    for u in all.into_iter().flatten() {
+        let shown = u.get("models").and_then(Value::as_array);
+        let count = u.get("model_count").and_then(Value::as_u64);
+        let known = u.get("models_source").and_then(Value::as_str) != Some("unknown");
+        let whole = shown.is_some_and(|m| Some(m.len() as u64) == count);
+        complete &= known && whole;
+        names.extend(
+            shown
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string),
+        );
+    }
+    let told = complete && all.is_some_and(|a| !a.is_empty());
+    move |name: &str| {
+        if names.contains(name) {
+            Some(true)
+        } else {
+            told.then_some(false)
+        }
+    }
 }
