@@ -3,7 +3,8 @@
 //! A proxied request meets, outermost first:
 //!
 //! 1. the connection: at most `max_connections` at once, the first byte
-//!    within `client_header_timeout`; its [`crate::upstream::ClientInfo`]
+//!    within `client_header_timeout`, then, on a TLS listener, the
+//!    handshake (see [`crate::tls`]); its [`crate::upstream::ClientInfo`]
 //!    goes into every request's extensions;
 //! 2. [`crate::telemetry::Telemetry`]: request id, timing, access log,
 //!    metrics; adds `Arc<Timing>` to the request extensions;
@@ -92,6 +93,10 @@ pub struct Accept {
     pub drain: Duration,
     /// One slot per open connection, shared by every listener.
     pub slots: Arc<tokio::sync::Semaphore>,
+    /// HTTPS when set (see [`crate::tls::ServerTls::acceptor`]).
+    pub tls: Option<crate::tls::TlsAcceptor>,
+    /// Longest a TLS handshake may take once its first byte arrived.
+    pub handshake_timeout: Duration,
 }
 
 impl Accept {
@@ -101,6 +106,8 @@ impl Accept {
             header_timeout: config.client_header_timeout,
             drain: config.drain_timeout,
             slots: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
+            tls: None,
+            handshake_timeout: crate::tls::HANDSHAKE_TIMEOUT,
         }
     }
 }
@@ -112,7 +119,9 @@ impl Accept {
 /// the listen backlog) and is closed if its first byte does not arrive
 /// within the header timeout: hyper's own header timeout starts only once
 /// a request has begun, so a connection that never sends a byte would
-/// otherwise hold its slot and descriptor forever.
+/// otherwise hold its slot and descriptor forever. With `accept.tls`, the
+/// handshake runs in the connection's task, bounded the same way (see
+/// [`crate::tls::accept`]).
 pub async fn serve<S, B>(
     listener: TcpListener,
     app: S,
@@ -162,32 +171,38 @@ pub async fn serve<S, B>(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let client = crate::upstream::ClientInfo::new(peer.ip());
+                let client = crate::upstream::ClientInfo::new(peer.ip())
+                    .over_tls(accept.tls.is_some());
                 let service = app.clone().map_request(move |mut req: http::Request<hyper::body::Incoming>| {
                     req.extensions_mut().insert(client.clone());
                     req.map(axum::body::Body::new)
                 });
                 let service = TowerToHyperService::new(service.map_err(|e: Infallible| e));
                 let first_byte = accept.header_timeout;
+                let (tls, handshake_timeout) = (accept.tls.clone(), accept.handshake_timeout);
                 let builder = builder.clone();
                 let watcher = graceful.watcher();
                 let mut stopping = shutdown.clone();
                 tokio::spawn(async move {
                     let _slot = slot;
-                    // Wait for the first byte before handing the connection
-                    // to hyper (which would wait forever to learn the
-                    // protocol); a shutdown closes it at once.
-                    let mut probe = [0u8; 1];
-                    tokio::select! {
-                        peeked = tokio::time::timeout(first_byte, stream.peek(&mut probe)) => match peeked {
-                            Ok(Ok(n)) if n > 0 => {}
-                            _ => return,
-                        },
-                        _ = stopping.changed() => return,
+                    if !first_byte_arrives(&stream, first_byte, &mut stopping).await {
+                        return;
                     }
-                    let io = TokioIo::new(crate::client_io::ClientIo::new(stream));
-                    let conn = builder.serve_connection_with_upgrades(io, service);
-                    if let Err(e) = watcher.watch(conn.into_owned()).await {
+                    let io = crate::client_io::ClientIo::new(stream);
+                    let ended = match tls {
+                        None => {
+                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+                            watcher.watch(conn.into_owned()).await
+                        }
+                        Some(tls) => {
+                            use crate::tls::accept::handshake;
+                            let shaken = handshake(&tls, io, handshake_timeout, first_byte, &mut stopping);
+                            let Some(io) = shaken.await else { return };
+                            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+                            watcher.watch(conn.into_owned()).await
+                        }
+                    };
+                    if let Err(e) = ended {
                         tracing::debug!(error = %e, "connection ended with an error");
                     }
                 });
@@ -199,6 +214,23 @@ pub async fn serve<S, B>(
     tokio::select! {
         _ = graceful.shutdown() => tracing::info!("all connections drained"),
         _ = tokio::time::sleep(accept.drain) => tracing::warn!("drain timeout reached; closing remaining connections"),
+    }
+}
+
+/// Wait for a new connection's first byte before handing it to hyper or
+/// to the TLS handshake (either would wait forever to learn the protocol);
+/// false when it does not come within `within`, or augur is stopping.
+async fn first_byte_arrives(
+    stream: &tokio::net::TcpStream,
+    within: Duration,
+    stopping: &mut watch::Receiver<bool>,
+) -> bool {
+    let mut probe = [0u8; 1];
+    tokio::select! {
+        peeked = tokio::time::timeout(within, stream.peek(&mut probe)) => {
+            matches!(peeked, Ok(Ok(n)) if n > 0)
+        }
+        _ = stopping.changed() => false,
     }
 }
 
@@ -218,15 +250,20 @@ fn shared_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
 
 /// Serve the proxy on `addr` with `workers` threads, each running its own
 /// single-threaded event loop with its own listener (`SO_REUSEPORT`) and
-/// its own upstream connection pool, so a request never crosses threads.
+/// its own upstream connection pool, so a request never crosses threads;
+/// over HTTPS when `tls` is set.
 /// Returns once every worker has drained after `shutdown`.
 pub async fn serve_workers(
     state: AppState,
     addr: SocketAddr,
     workers: usize,
     shutdown: watch::Receiver<bool>,
+    tls: Option<crate::tls::TlsAcceptor>,
 ) -> Result<(), String> {
-    let accept = Accept::from_config(&state.config);
+    let accept = Accept {
+        tls,
+        ..Accept::from_config(&state.config)
+    };
     // Bind every listener before serving, so a bad address fails at start
     // and port 0 resolves to one port shared by all workers.
     let std_first = {

@@ -35,6 +35,7 @@ pub mod shutdown;
 pub(crate) mod state;
 pub mod surface;
 pub mod telemetry;
+pub mod tls;
 pub mod tools;
 pub mod upstream;
 pub mod validate;

@@ -9,6 +9,7 @@ use augur::{
     app::{self, AppState},
     config::{Cli, Config, LogFormat},
     policy::PolicyStore,
+    tls::ServerTls,
 };
 
 fn main() -> ExitCode {
@@ -22,8 +23,20 @@ fn main() -> ExitCode {
     };
     // Before any schema is compiled (policies name schemas too).
     augur::validate::set_cache_budget(config.schema_cache_bytes);
+    // The certificate files are checked by --check-config too.
+    let tls = match load_tls(&config) {
+        Ok(tls) => tls,
+        Err(e) => {
+            eprintln!("augur: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if cli.check_config {
         return match augur::policy::load_dir(&config.policies, &config.schemas) {
+            Ok(policy) if let Err(e) = config.check_exposure(policy.auth.keys.len()) => {
+                eprintln!("augur: {e}");
+                ExitCode::from(2)
+            }
             Ok(policy) => {
                 eprintln!(
                     "augur: config OK; policies OK ({} file{}, version {})",
@@ -33,10 +46,6 @@ fn main() -> ExitCode {
                     } else {
                         "s"
                     },
-            Ok(policy) if let Err(e) = config.check_exposure(policy.auth.keys.len()) => {
-                eprintln!("augur: {e}");
-                ExitCode::from(2)
-            }
                     policy.meta.version
                 );
                 ExitCode::SUCCESS
@@ -59,7 +68,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(config, open_files)) {
+    match runtime.block_on(run(config, open_files, tls)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -67,6 +76,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The proxy's and the admin listener's TLS, each when configured.
+struct Tls {
+    proxy: Option<ServerTls>,
+    admin: Option<ServerTls>,
+}
+
+fn load_tls(config: &Config) -> Result<Tls, augur::tls::TlsError> {
+    Ok(Tls {
+        proxy: config
+            .tls
+            .as_ref()
+            .map(|f| ServerTls::load(f, "proxy"))
+            .transpose()?,
+        admin: config
+            .admin_tls
+            .as_ref()
+            .map(|f| ServerTls::load(f, "admin"))
+            .transpose()?,
+    })
 }
 
 fn init_tracing(config: &Config) {
@@ -100,10 +130,11 @@ fn raise_open_files_limit() -> Option<u64> {
     getrlimit(Resource::Nofile).current
 }
 
-async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
+async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), String> {
     let metrics = augur::telemetry::install_metrics()?;
     let store = PolicyStore::open(&config.policies, &config.schemas)
         .map_err(|e| format!("invalid policy: {e}"))?;
+    config.check_exposure(store.snapshot().auth.keys.len())?;
     let state =
         AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
     state.fleet.spawn_sweepers();
@@ -123,6 +154,8 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
         listen = %config.listen,
         workers,
         admin = %config.admin_listen,
+        tls = tls.proxy.is_some(),
+        admin_tls = tls.admin.is_some(),
         upstreams = %config
             .upstreams
             .iter()
@@ -132,9 +165,20 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
         open_files = open_files.map_or_else(|| "unlimited".to_string(), |n| n.to_string()),
         "augur started"
     );
+    for (listener, t) in [("proxy", &tls.proxy), ("admin", &tls.admin)] {
+        if let Some(t) = t {
+            let cert = t.files().cert.display();
+            tracing::info!(listener, %cert, fingerprint = %t.fingerprint(), "TLS certificate loaded");
+        }
+    }
     let shutdown = augur::shutdown::on_signal();
     let watcher = state.policies.clone().spawn_watcher(shutdown.clone());
-    config.check_exposure(store.snapshot().auth.keys.len())?;
+    // Certificates reload when their files change.
+    let tls_reloaders: Vec<_> = [&tls.proxy, &tls.admin]
+        .into_iter()
+        .flatten()
+        .map(|t| t.spawn_reloader(shutdown.clone()))
+        .collect();
     // With several upstreams: probe them, learn their models.
     let monitor = state.fleet.spawn_monitor(shutdown.clone());
     // Histogram samples are buffered until folded in; fold them regularly
@@ -158,6 +202,7 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
     });
     let admin_accept = app::Accept {
         drain: std::time::Duration::from_secs(1),
+        tls: tls.admin.as_ref().map(ServerTls::acceptor),
         ..app::Accept::from_config(&config)
     };
     let admin_task = tokio::spawn(app::serve(
@@ -166,10 +211,14 @@ async fn run(config: Config, open_files: Option<u64>) -> Result<(), String> {
         shutdown.clone(),
         admin_accept,
     ));
-    app::serve_workers(state, config.listen, workers, shutdown).await?;
+    let proxy_tls = tls.proxy.as_ref().map(ServerTls::acceptor);
+    app::serve_workers(state, config.listen, workers, shutdown, proxy_tls).await?;
     let _ = admin_task.await;
     housekeeping.abort();
     let _ = watcher.await;
+    for reloader in tls_reloaders {
+        let _ = reloader.await;
+    }
     if let Some(monitor) = monitor {
         let _ = monitor.await;
     }

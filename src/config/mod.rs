@@ -7,10 +7,12 @@
 
 pub mod exposure;
 mod store;
+mod tls;
 mod upstreams;
 
-pub use store::LimitStore;
 pub use exposure::Secret;
+pub use store::LimitStore;
+pub use tls::{TlsFiles, TlsFlags};
 pub use upstreams::{MAX_UPSTREAMS, UpstreamSpec};
 
 use store::{parse_key_prefix, parse_limit_store};
@@ -44,6 +46,8 @@ pub struct Cli {
     /// Address of the admin listener (health, readiness, metrics, policies).
     #[arg(long, env = "AUGUR_ADMIN_LISTEN")]
     pub admin_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    pub tls: TlsFlags,
     /// Directory of policy files (*.yaml).
     #[arg(long, env = "AUGUR_POLICIES")]
     pub policies: Option<PathBuf>,
@@ -53,6 +57,14 @@ pub struct Cli {
     /// Validate the config and the policy files, then exit.
     #[arg(long)]
     pub check_config: bool,
+    /// Serve on a non-loopback address with no API keys configured (anyone
+    /// who reaches the port may generate and list models).
+    #[arg(long, env = "AUGUR_ALLOW_UNAUTHENTICATED")]
+    pub allow_unauthenticated: bool,
+    /// Bearer token the admin listener requires (all but `/-/healthy`);
+    /// needed when it listens on a non-loopback address.
+    #[arg(long, env = "AUGUR_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
 }
 
 /// Log line format.
@@ -67,14 +79,6 @@ pub enum LogFormat {
 /// The config file, as written. Every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-    /// Serve on a non-loopback address with no API keys configured (anyone
-    /// who reaches the port may generate and list models).
-    #[arg(long, env = "AUGUR_ALLOW_UNAUTHENTICATED")]
-    pub allow_unauthenticated: bool,
-    /// Bearer token the admin listener requires (all but `/-/healthy`);
-    /// needed when it listens on a non-loopback address.
-    #[arg(long, env = "AUGUR_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
 struct FileConfig {
     #[serde(default)]
     server: FileServer,
@@ -95,6 +99,12 @@ struct FileConfig {
 struct FileServer {
     listen: Option<SocketAddr>,
     admin_listen: Option<SocketAddr>,
+    allow_unauthenticated: Option<bool>,
+    admin_token: Option<String>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    admin_tls_cert: Option<PathBuf>,
+    admin_tls_key: Option<PathBuf>,
     body_limit_bytes: Option<u64>,
     client_header_timeout_ms: Option<u64>,
     drain_timeout_ms: Option<u64>,
@@ -109,12 +119,6 @@ struct FileServer {
 struct FileUpstream {
     url: Option<String>,
     connect_timeout_ms: Option<u64>,
-    allow_unauthenticated: Option<bool>,
-    admin_token: Option<String>,
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
-    admin_tls_cert: Option<PathBuf>,
-    admin_tls_key: Option<PathBuf>,
     first_byte_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
     capabilities_ttl_ms: Option<u64>,
@@ -151,6 +155,14 @@ struct FileLog {
 pub struct Config {
     pub listen: SocketAddr,
     pub admin_listen: SocketAddr,
+    /// Serve a non-loopback address with no API keys (see [`exposure`]).
+    pub allow_unauthenticated: bool,
+    /// What the admin listener requires as a bearer token, if anything.
+    pub admin_token: Option<Secret>,
+    /// HTTPS on `listen` (see [`crate::tls`]); plain HTTP when `None`.
+    pub tls: Option<TlsFiles>,
+    /// HTTPS on `admin_listen`; plain HTTP when `None`.
+    pub admin_tls: Option<TlsFiles>,
     /// Where requests go: at least one (see [`upstreams`]).
     pub upstreams: Vec<UpstreamSpec>,
     pub policies: PathBuf,
@@ -165,14 +177,6 @@ pub struct Config {
     pub schema_cache_bytes: u64,
     /// Largest `format` augur sends upstream (the schema after rewriting,
     /// tool envelope included); larger is a 400.
-    /// Serve a non-loopback address with no API keys (see [`exposure`]).
-    pub allow_unauthenticated: bool,
-    /// What the admin listener requires as a bearer token, if anything.
-    pub admin_token: Option<Secret>,
-    /// HTTPS on `listen` (see [`crate::tls`]); plain HTTP when `None`.
-    pub tls: Option<TlsFiles>,
-    /// HTTPS on `admin_listen`; plain HTTP when `None`.
-    pub admin_tls: Option<TlsFiles>,
     pub format_limit: u64,
     pub client_header_timeout: Duration,
     pub drain_timeout: Duration,
@@ -213,6 +217,10 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 11435)),
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 11436)),
+            allow_unauthenticated: false,
+            admin_token: None,
+            tls: None,
+            admin_tls: None,
             upstreams: vec![UpstreamSpec {
                 name: "127.0.0.1:11434".to_string(),
                 url: http::Uri::from_static("http://127.0.0.1:11434"),
@@ -227,10 +235,6 @@ impl Default for Config {
             body_limit: 64 * 1024 * 1024,
             stream_buffer_limit: 8 * 1024 * 1024,
             schema_cache_bytes: 32 * 1024 * 1024,
-            allow_unauthenticated: false,
-            admin_token: None,
-            tls: None,
-            admin_tls: None,
             format_limit: 256 * 1024,
             client_header_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
@@ -268,6 +272,8 @@ pub enum ConfigError {
     Upstreams(String),
     #[error("invalid limits.store {value:?}: {message}")]
     LimitStore { value: String, message: String },
+    #[error("invalid TLS settings: {0}")]
+    Tls(String),
 }
 
 impl Config {
@@ -295,12 +301,23 @@ impl Config {
         let ms =
             |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
         let upstreams = upstreams::resolve(&cli.upstream, file.upstreams, file.upstream.url)?;
+        let (tls, admin_tls) = tls::resolve_listeners(&cli.tls, &file.server)?;
         Ok(Self {
             listen: cli.listen.or(file.server.listen).unwrap_or(d.listen),
             admin_listen: cli
                 .admin_listen
                 .or(file.server.admin_listen)
                 .unwrap_or(d.admin_listen),
+            allow_unauthenticated: cli.allow_unauthenticated
+                || file.server.allow_unauthenticated.unwrap_or(false),
+            admin_token: cli
+                .admin_token
+                .clone()
+                .or(file.server.admin_token)
+                .filter(|t| !t.is_empty())
+                .map(Secret),
+            tls,
+            admin_tls,
             upstreams,
             policies: cli
                 .policies
@@ -317,27 +334,6 @@ impl Config {
                 .server
                 .stream_buffer_limit_bytes
                 .unwrap_or(d.stream_buffer_limit),
-            allow_unauthenticated: cli.allow_unauthenticated
-                || file.server.allow_unauthenticated.unwrap_or(false),
-            admin_token: cli
-                .admin_token
-                .clone()
-                .or(file.server.admin_token)
-                .filter(|t| !t.is_empty())
-                .map(Secret),
-            tls: tls::resolve(
-                ("server.tls_cert (--tls-cert)", "server.tls_key (--tls-key)"),
-                cli.tls_cert.clone().or(file.server.tls_cert),
-                cli.tls_key.clone().or(file.server.tls_key),
-            )?,
-            admin_tls: tls::resolve(
-                (
-                    "server.admin_tls_cert (--admin-tls-cert)",
-                    "server.admin_tls_key (--admin-tls-key)",
-                ),
-                cli.admin_tls_cert.clone().or(file.server.admin_tls_cert),
-                cli.admin_tls_key.clone().or(file.server.admin_tls_key),
-            )?,
             schema_cache_bytes: file
                 .server
                 .schema_cache_bytes

@@ -47,6 +47,8 @@ fn the_shipped_config_file_holds_the_defaults() {
     assert_eq!(c.limit_store, d.limit_store);
     assert_eq!(c.limit_store_timeout, d.limit_store_timeout);
     assert_eq!(c.limit_key_prefix, d.limit_key_prefix);
+    assert_eq!(c.tls, d.tls);
+    assert_eq!(c.admin_tls, d.admin_tls);
 }
 
 #[test]
@@ -109,5 +111,45 @@ fn the_limit_store_is_memory_or_a_redis_url() {
         let text = format!("[limits]\nstore = \"{tls}\"\n");
         let c = Config::from_toml(&Cli::default(), &text).unwrap();
         assert_eq!(c.limit_store, LimitStore::Redis { url: tls.into() });
+    }
+}
+
+#[test]
+fn tls_files_come_in_pairs_from_flags_or_the_file() {
+    let c = Config::from_toml(&Cli::default(), "").unwrap();
+    assert_eq!((c.tls, c.admin_tls), (None, None));
+    let text = "[server]\ntls_cert = \"/etc/augur/tls.crt\"\ntls_key = \"/etc/augur/tls.key\"\n\
+                admin_tls_cert = \"a.crt\"\nadmin_tls_key = \"a.key\"\n";
+    let c = Config::from_toml(&Cli::default(), text).unwrap();
+    let tls = c.tls.unwrap();
+    assert_eq!(tls.cert, PathBuf::from("/etc/augur/tls.crt"));
+    assert_eq!(tls.key, PathBuf::from("/etc/augur/tls.key"));
+    assert_eq!(c.admin_tls.unwrap().key, PathBuf::from("a.key"));
+    // A flag replaces the file's value of the same setting.
+    let cli = Cli {
+        tls: TlsFlags {
+            cert: Some("/run/new.crt".into()),
+            ..TlsFlags::default()
+        },
+        ..Cli::default()
+    };
+    let c = Config::from_toml(&cli, text).unwrap();
+    let tls = c.tls.unwrap();
+    assert_eq!(tls.cert, PathBuf::from("/run/new.crt"));
+    assert_eq!(tls.key, PathBuf::from("/etc/augur/tls.key"));
+    // One of a pair is refused, naming the missing one.
+    for (text, missing) in [
+        ("[server]\ntls_cert = \"c\"\n", "server.tls_key"),
+        ("[server]\ntls_key = \"k\"\n", "server.tls_cert"),
+        ("[server]\nadmin_tls_cert = \"c\"\n", "server.admin_tls_key"),
+        (
+            "[server]\ntls_cert = \"c\"\ntls_key = \"\"\n",
+            "server.tls_key",
+        ),
+    ] {
+        let e = Config::from_toml(&Cli::default(), text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("but {missing}")), "{e}");
     }
 }

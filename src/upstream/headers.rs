@@ -64,7 +64,8 @@ pub(super) fn prepare_request_headers(
             headers.insert(X_FORWARDED_FOR, v);
         }
         if !headers.contains_key(&X_FORWARDED_PROTO) {
-            headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static("http"));
+            let proto = if client.tls { "https" } else { "http" };
+            headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static(proto));
         }
     }
 }
@@ -108,5 +109,9 @@ mod tests {
         assert_eq!(h[header::HOST], "127.0.0.1:11434");
         assert_eq!(h["x-forwarded-for"], "10.0.0.1, 192.168.1.2");
         assert_eq!(h["x-forwarded-proto"], "http");
+        let mut h = HeaderMap::new();
+        let client = ClientInfo::new("192.168.1.2".parse().unwrap()).over_tls(true);
+        prepare_request_headers(&mut h, &HeaderValue::from_static("u:1"), Some(client));
+        assert_eq!(h["x-forwarded-proto"], "https");
     }
 }

@@ -69,6 +69,8 @@ pub struct ClientInfo {
     pub ip: IpAddr,
     /// `ip` as a header value, for `X-Forwarded-For`.
     forwarded_for: HeaderValue,
+    /// The client connected over TLS (`X-Forwarded-Proto: https`).
+    tls: bool,
 }
 
 impl ClientInfo {
@@ -76,7 +78,17 @@ impl ClientInfo {
     pub fn new(ip: IpAddr) -> Self {
         let forwarded_for = HeaderValue::from_str(&ip.to_string())
             .unwrap_or_else(|_| HeaderValue::from_static("unknown"));
-        Self { ip, forwarded_for }
+        Self {
+            ip,
+            forwarded_for,
+            tls: false,
+        }
+    }
+
+    /// The same client, connected over TLS or not.
+    pub fn over_tls(mut self, tls: bool) -> Self {
+        self.tls = tls;
+        self
     }
 }
 

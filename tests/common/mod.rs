@@ -8,7 +8,9 @@
     clippy::field_reassign_with_default
 )]
 
+pub mod certs;
 pub mod formats;
+pub mod https;
 pub mod live;
 pub mod process;
 pub mod redis_server;
@@ -130,16 +132,18 @@ pub async fn start_live(config: Config) -> Augur {
 
 /// Serve an already built state on 127.0.0.1:0.
 pub async fn start_state(state: AppState) -> Augur {
+    let accept = app::Accept::from_config(&state.config);
+    start_accept(state, accept).await
+}
+
+/// Serve an already built state on 127.0.0.1:0, accepting connections as
+/// `accept` says (TLS, handshake timeout, ...).
+pub async fn start_accept(state: AppState, accept: app::Accept) -> Augur {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, rx) = watch::channel(false);
     let router = app::router(state.clone());
-    let task = tokio::spawn(app::serve(
-        listener,
-        router,
-        rx,
-        app::Accept::from_config(&state.config),
-    ));
+    let task = tokio::spawn(app::serve(listener, router, rx, accept));
     Augur {
         addr,
         url: format!("http://{addr}"),
@@ -269,6 +273,10 @@ pub fn augur_env(program: &str) -> std::process::Command {
         "AUGUR_POLICIES",
         "AUGUR_SCHEMAS",
         "AUGUR_UPSTREAM",
+        "AUGUR_TLS_CERT",
+        "AUGUR_TLS_KEY",
+        "AUGUR_ADMIN_TLS_CERT",
+        "AUGUR_ADMIN_TLS_KEY",
     ] {
         cmd.env_remove(var);
     }

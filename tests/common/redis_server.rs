@@ -2,7 +2,7 @@
 //! process on a port of its own, in a temporary directory, without
 //! persistence; killed on drop. [`Redis::start_tls`] serves TLS only, with
 //! a certificate for `localhost` from a CA of its own (made with the
-//! `openssl` command). Tests that use it fail, rather than skip,
+//! `openssl` command, see [`super::certs`]). Tests that use it fail, rather than skip,
 //! when `redis-server` is not installed: CI installs it.
 //!
 //! (The library's unit tests have their own copy: test code is not shared
@@ -127,72 +127,7 @@ impl Redis {
 /// A CA, and a certificate it signed for `localhost` and 127.0.0.1, in
 /// `dir` (`ca.pem`, `leaf.pem`, `leaf.key`); returns the CA's path.
 fn make_certificates(dir: &std::path::Path) -> std::path::PathBuf {
-    let openssl = |args: &[&str]| {
-        let out = std::process::Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl must be installed (apt-get install openssl)");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let rsa = ["-newkey", "rsa:2048", "-nodes"];
-    openssl(
-        &[
-            &["req", "-x509"],
-            &rsa[..],
-            &[
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.pem",
-                "-subj",
-                "/CN=augur test CA",
-                "-days",
-                "2",
-            ],
-        ]
-        .concat(),
-    );
-    openssl(
-        &[
-            &["req"],
-            &rsa[..],
-            &[
-                "-keyout",
-                "leaf.key",
-                "-out",
-                "leaf.csr",
-                "-subj",
-                "/CN=localhost",
-            ],
-        ]
-        .concat(),
-    );
-    std::fs::write(
-        dir.join("ext"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
-    )
-    .unwrap();
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "leaf.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "leaf.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "ext",
-    ]);
-    dir.join("ca.pem")
+    let ca = super::certs::Ca::new(dir);
+    ca.leaf("leaf", "localhost", super::certs::KeyKind::Rsa);
+    ca.pem
 }
