@@ -1,20 +1,23 @@
 //! A block's body as calls to declared tools: a JSON call object (or a
-//! list of them) in any of the shapes models write, or Python calls.
+//! list of them) in any of the shapes models write, qwen3-coder's XML
+//! ([`super::xml`]), or Python calls.
 
 use serde_json::{Map, Value};
 
 use super::python::{self, Arg, PyCall};
-use super::{MAX_CALLS, TextError};
+use super::{MAX_CALLS, TextError, xml};
 use crate::tools::{Tool, ToolCall, ToolSet, parse::call_from_value};
 
 /// The calls in a block's `body`: JSON when it opens with `{` or `[{`,
-/// else Python. At least one call.
+/// XML when it opens with `<function=`, else Python. At least one call.
 pub(super) fn body_calls(body: &str, set: &ToolSet) -> Result<Vec<ToolCall>, TextError> {
     let body = strip_fence(body.trim());
     let json =
         body.starts_with('{') || (body.starts_with('[') && body[1..].trim_start().starts_with('{'));
     let calls = if json {
         json_calls(body, set)?
+    } else if body.starts_with(xml::FUNCTION) {
+        xml::calls(body, set)?
     } else {
         python_calls(python::calls(body)?, set)?
     };
@@ -61,23 +64,39 @@ fn json_calls(body: &str, set: &ToolSet) -> Result<Vec<ToolCall>, TextError> {
     items.iter().map(|v| json_call(v, set)).collect()
 }
 
-/// `{"name","arguments"}` (or `parameters`, or `{"function":{…}}`), and
-/// `<tool_code>`'s `{"tool_name","parameters"}`.
-fn json_call(value: &Value, set: &ToolSet) -> Result<ToolCall, TextError> {
-    let renamed;
-    let value = match value.get("tool_name") {
-        Some(name) if value.get("name").is_none() => {
-            let mut m = value.as_object().cloned().unwrap_or_default();
-            m.insert("name".into(), name.clone());
-            renamed = Value::Object(m);
-            &renamed
-        }
-        _ => value,
-    };
-    call_from_value(value, set).map_err(|e| match e {
+/// `{"name","arguments"}` (or `parameters`, or `args`; arguments may be
+/// a JSON string), or `{"function":{…}}` around it, and `<tool_code>`'s
+/// `{"tool_name","parameters"}`.
+pub(super) fn json_call(value: &Value, set: &ToolSet) -> Result<ToolCall, TextError> {
+    let mut value = normalized(value);
+    if let Some(f) = value.get("function").filter(|f| f.is_object()) {
+        let f = normalized(f);
+        value["function"] = f;
+    }
+    call_from_value(&value, set).map_err(|e| match e {
         crate::tools::ParseError::UndeclaredTool(n) => TextError::UndeclaredTool(n),
         other => TextError::NotACall(other.to_string()),
     })
+}
+
+/// `tool_name` as `name` and `args` as `arguments`, when those are absent.
+fn normalized(value: &Value) -> Value {
+    let Value::Object(m) = value else {
+        return value.clone();
+    };
+    let mut m = m.clone();
+    if !m.contains_key("name")
+        && let Some(name) = m.get("tool_name").cloned()
+    {
+        m.insert("name".into(), name);
+    }
+    if !m.contains_key("arguments")
+        && !m.contains_key("parameters")
+        && let Some(args) = m.get("args").cloned()
+    {
+        m.insert("arguments".into(), args);
+    }
+    Value::Object(m)
 }
 
 fn from_python(call: PyCall, set: &ToolSet) -> Result<ToolCall, TextError> {

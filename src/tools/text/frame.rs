@@ -6,6 +6,8 @@
 //! keeps a streamed block linear: [`winnow`] would re-parse partial input
 //! from its start on every piece.
 
+use super::framed::{JsonKind, MARKERS, bare_opener};
+use super::xml::FUNCTION;
 use crate::tools::ToolSet;
 
 /// Blocks between two markers, and whether the body must be calls (an
@@ -17,6 +19,9 @@ pub(super) const TAGS: &[(&str, &str)] = &[
     ("```tool_code", "```"),
     ("```tool_call", "```"),
 ];
+/// qwen3-coder's call without its `<tool_call>`: the block starts at
+/// the tag itself and may be followed by an orphan `</tool_call>`.
+const FUNCTION_CLOSE: &str = "</function>";
 /// Fences whose body is a block only when it starts with a call.
 const CODE_FENCES: &[&str] = &["```python", "```py"];
 /// Most whitespace read while deciding an opener.
@@ -32,20 +37,27 @@ pub(super) enum Opening {
     /// Not decided until more text arrives.
     Maybe,
     /// A block between markers: its body starts `open` bytes in and ends
-    /// before `close`.
-    Marked { open: usize, close: &'static str },
+    /// before `close`, and an orphan `</tool_call>` after it belongs to
+    /// it when `tail`.
+    Marked {
+        open: usize,
+        close: &'static str,
+        tail: bool,
+    },
+    /// JSON framed by its brackets, after a marker `open` bytes long.
+    Json { kind: JsonKind, open: usize },
     /// A Python block, framed by its brackets from this position.
     Python,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum M {
+pub(super) enum M {
     Yes(usize),
     Maybe,
     No,
 }
 
-fn literal(s: &str, lit: &str) -> M {
+pub(super) fn literal(s: &str, lit: &str) -> M {
     if s.starts_with(lit) {
         M::Yes(lit.len())
     } else if lit.starts_with(s) {
@@ -55,18 +67,30 @@ fn literal(s: &str, lit: &str) -> M {
     }
 }
 
+/// Leading whitespace of `s`, if at most [`MAX_WS`] bytes (read no
+/// further than that).
 fn ws_len(s: &str) -> Option<usize> {
-    let n = s.len() - s.trim_start().len();
-    (n <= MAX_WS).then_some(n)
+    let mut n = 0;
+    for c in s.chars() {
+        if !c.is_whitespace() {
+            break;
+        }
+        n += c.len_utf8();
+        if n > MAX_WS {
+            return None;
+        }
+    }
+    Some(n)
 }
 
-fn is_name_char(c: char) -> bool {
+pub(super) fn is_name_char(c: char) -> bool {
     c == '_' || c == '.' || c.is_alphanumeric()
 }
 
 /// The opening at the start of `s`; `line_start`: `s` starts a line (or
-/// follows a Python block). `eof`: no more text will come.
-pub(super) fn opening(s: &str, line_start: bool, set: &ToolSet, eof: bool) -> Opening {
+/// follows a Python block); `bare`: a bare JSON call may open here.
+/// `eof`: no more text will come.
+pub(super) fn opening(s: &str, line_start: bool, bare: bool, set: &ToolSet, eof: bool) -> Opening {
     let decided = |o: Opening| match o {
         Opening::Maybe if eof => Opening::No,
         o => o,
@@ -74,7 +98,43 @@ pub(super) fn opening(s: &str, line_start: bool, set: &ToolSet, eof: bool) -> Op
     let mut maybe = false;
     for (open, close) in TAGS {
         match literal(s, open) {
-            M::Yes(n) => return Opening::Marked { open: n, close },
+            M::Yes(n) => {
+                return Opening::Marked {
+                    open: n,
+                    close,
+                    tail: false,
+                };
+            }
+            M::Maybe => maybe = true,
+            M::No => {}
+        }
+    }
+    for (marker, kind) in MARKERS {
+        match literal(s, marker) {
+            M::Yes(open) => return Opening::Json { kind: *kind, open },
+            M::Maybe => maybe = true,
+            M::No => {}
+        }
+    }
+    match literal(s, FUNCTION) {
+        M::Yes(_) => {
+            return Opening::Marked {
+                open: 0,
+                close: FUNCTION_CLOSE,
+                tail: true,
+            };
+        }
+        M::Maybe => maybe = true,
+        M::No => {}
+    }
+    if bare {
+        match bare_opener(s) {
+            M::Yes(_) => {
+                return Opening::Json {
+                    kind: JsonKind::Bare,
+                    open: 0,
+                };
+            }
             M::Maybe => maybe = true,
             M::No => {}
         }
@@ -85,6 +145,7 @@ pub(super) fn opening(s: &str, line_start: bool, set: &ToolSet, eof: bool) -> Op
                 return Opening::Marked {
                     open: n,
                     close: "```",
+                    tail: false,
                 };
             }
             M::Maybe => maybe = true,
@@ -235,6 +296,14 @@ pub(super) struct Frame {
 }
 
 impl Frame {
+    /// A frame whose first bracket is at `pos`.
+    pub(super) fn at(pos: usize) -> Frame {
+        Frame {
+            pos,
+            ..Frame::default()
+        }
+    }
+
     /// Go on framing `s` (the block so far, from its start).
     pub(super) fn advance(&mut self, s: &str, eof: bool) -> FrameEnd {
         let bytes = s.as_bytes();

@@ -68,6 +68,20 @@ const PIECES: &[&str] = &[
     "search(query='日本語 😀 é')",
     "é😀\u{2028}",
     "get_weather(city='unterminated",
+    "{\"name\": \"get_weather\", \"args\": {\"city\": \"Nice\"}}",
+    "[{\"name\": \"get_time\", \"parameters\": {\"timezone\": \"CET\"}}]",
+    "{\"name\": \"Bob\"}",
+    "{\"name\": \"get_weather\", \"arguments\": {",
+    "</tool_call>",
+    "\n</tool_",
+    "<function=search>\n<parameter=limit>\n3\n</parameter>\n</function>",
+    "<tool_call>\n<function=get_time>\n<parameter=timezone>\nUTC\n</parameter>\n",
+    "<function=get_",
+    "[TOOL_CALLS]get_time[ARGS]{\"timezone\": \"UTC\"}",
+    "[TOOL_CALLS][{\"name\": \"search\", \"arguments\": {}}]",
+    "[TOOL_CALLS] is a marker. ",
+    "<|python_tag|>{\"name\": \"get_time\", \"parameters\": {\"timezone\": \"CET\"}}",
+    "<|python_",
 ];
 
 fn answer() -> impl Strategy<Value = String> {
