@@ -36,7 +36,8 @@ async fn augur_for(hung: &FakeOllama, good: &FakeOllama) -> Augur {
     // Both upstreams' models and loaded models known.
     let known = |i: usize| {
         let s = augur.state.fleet.status_json();
-        s["upstreams"][i]["models_source"] == "tags" && s["upstreams"][i]["loaded_read_at"].is_string()
+        s["upstreams"][i]["models_source"] == "tags"
+            && s["upstreams"][i]["loaded_read_at"].is_string()
     };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while !(known(0) && known(1)) {
@@ -110,7 +111,11 @@ async fn a_hung_upstream_that_answers_its_probes_stops_getting_requests() {
         assert_eq!(upstream(&augur, 0)["stalled"], false);
         let r = post(&augur, "/api/chat", &chat(false)).await;
         assert_eq!(r.status(), 200);
-        assert_eq!(hung.requests("/api/chat"), 3, "loaded there: preferred again");
+        assert_eq!(
+            hung.requests("/api/chat"),
+            3,
+            "loaded there: preferred again"
+        );
     })
     .await;
 }
@@ -128,7 +133,10 @@ async fn a_single_hung_upstream_answers_504_after_the_timeout() {
             assert_eq!(r.status(), 504, "{path}");
             assert!(started.elapsed() < TIMEOUT * 4, "{path}");
             let v: Value = r.json().await.unwrap();
-            assert!(v["error"].is_string() || v["error"]["message"].is_string(), "{v}");
+            assert!(
+                v["error"].is_string() || v["error"]["message"].is_string(),
+                "{v}"
+            );
         }
     })
     .await;

@@ -98,7 +98,8 @@ async fn calls_grounded_in_the_conversation_are_kept() {
 #[tokio::test]
 async fn with_drop_ungrounded_off_every_call_is_kept() {
     bounded(20, async {
-        let off = "models:\n  \"scripted\":\n    tools: {small_model: true, drop_ungrounded: false}\n";
+        let off =
+            "models:\n  \"scripted\":\n    tools: {small_model: true, drop_ungrounded: false}\n";
         // Off by default: the small-model rules are an opt-in.
         for policy in [off, "{}"] {
             let live = scripted(vec![over_calling()], policy).await;

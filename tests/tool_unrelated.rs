@@ -140,8 +140,7 @@ async fn off_required_or_no_answer_returns_the_calls() {
             let r = chat(&live, false, json!([weather_tool()]), greeting()).await;
             let v: Value = r.json().await.unwrap();
             assert_eq!(
-                v["message"]["tool_calls"][0]["function"]["name"],
-                "get_weather",
+                v["message"]["tool_calls"][0]["function"]["name"], "get_weather",
                 "{policy}"
             );
             assert_eq!(live.fake.requests("/api/chat"), 1, "{policy}");
@@ -191,7 +190,10 @@ async fn a_required_call_is_never_replaced() {
 async fn a_first_question_no_tool_relates_to_is_asked_for_an_answer_at_once() {
     bounded(30, async {
         let first = vec![json!({"role": "user", "content": "Hi there! How are you?"})];
-        for policy in [SMALL, "defaults:\n  tools: {small_model: true, mode: text}\n"] {
+        for policy in [
+            SMALL,
+            "defaults:\n  tools: {small_model: true, mode: text}\n",
+        ] {
             for stream in [false, true] {
                 let live = scripted(vec![answer_reply(ANSWER)], policy).await;
                 let r = chat(&live, stream, json!([weather_tool()]), first.clone()).await;

@@ -60,7 +60,10 @@ fn fallback_models_must_be_valid_model_names() {
     ] {
         let text = format!("models:\n  small: {{fallback: {{models: [mid, {yaml}]}}}}\n");
         let e = load(&text).unwrap_err().to_string();
-        assert!(e.contains("/10.yaml: models.\"small\".fallback.models: "), "{e}");
+        assert!(
+            e.contains("/10.yaml: models.\"small\".fallback.models: "),
+            "{e}"
+        );
         assert!(
             e.contains(&format!("{shown} is not a valid model name")),
             "{yaml}: {e}"

@@ -104,11 +104,17 @@ fn shipped_example_uncommented_is_valid() {
     assert!(ModelPolicy::default().rescues_text_calls());
     only_defaults.rescue_text_calls = None;
     // And what `small_model: false` amounts to for its two rules.
-    let small_rules = (only_defaults.drop_ungrounded, only_defaults.answer_unrelated);
+    let small_rules = (
+        only_defaults.drop_ungrounded,
+        only_defaults.answer_unrelated,
+    );
     assert_eq!(small_rules, (Some(false), Some(false)));
     let d = ModelPolicy::default();
     assert!(!d.drops_ungrounded() && !d.answers_unrelated());
-    (only_defaults.drop_ungrounded, only_defaults.answer_unrelated) = (None, None);
+    (
+        only_defaults.drop_ungrounded,
+        only_defaults.answer_unrelated,
+    ) = (None, None);
     assert_eq!(only_defaults, ModelPolicy::default());
 }
 

@@ -178,7 +178,9 @@ impl Member {
         match self.stalled_at.load(Ordering::Relaxed) {
             0 => false,
             at => {
-                let since = epoch().elapsed().saturating_sub(Duration::from_millis(at - 1));
+                let since = epoch()
+                    .elapsed()
+                    .saturating_sub(Duration::from_millis(at - 1));
                 since < STALL_HOLD
             }
         }
