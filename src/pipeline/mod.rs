@@ -29,6 +29,9 @@ pub mod checks;
 pub mod fallback;
 pub mod flows;
 pub mod interpret;
+pub mod native;
+pub mod native_check;
+pub mod native_recover;
 pub mod output;
 pub mod plan;
 pub mod prepare;
@@ -151,7 +154,12 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
             None,
             target,
         );
-        return Ok(Outcome::Output(rescue::run(job, set, raw, stream).await?));
+        let checks = native::Checks {
+            validate: cx.model_policy.native_validate,
+            recover: cx.model_policy.native_recover,
+        };
+        let output = rescue::run(job, (set, checks), raw, stream).await?;
+        return Ok(Outcome::Output(output));
     }
     let emulated = emulated(&plan);
     note_emulation(cx.parts, emulated);

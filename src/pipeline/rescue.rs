@@ -11,15 +11,18 @@
 //! against their tools' schemas and repaired like emulated calls; a block
 //! with a call still invalid after repair stays in the content as the
 //! model wrote it, so a rescue never makes an answer worse than the
-//! upstream's own. Nothing is retried, and no fallback model answers:
+//! upstream's own. A rescue is never retried (a whole answer's native
+//! calls are checked, repaired and retried: [`super::native`]), and no
+//! fallback model answers:
 //! the request is the client's own, with tools a fallback model may not
 //! take natively (the upstream failover still applies). Rescues are
 //! reported as the repair `text_tool_call` and counted in
 //! `augur_text_calls_rescued_total{outcome}` (`rescued`, `invalid`).
 //!
 //! ```text
-//! whole:  answer = upstream(request)            // one call, no retry
+//! whole:  answer = upstream(request)
 //!         no tool_calls, calls in content? -> content minus calls, tool_calls
+//!         native calls checked, repaired, retried: see [`super::native`]
 //! stream: see [`super::rescue_stream`]
 //! ```
 
@@ -31,11 +34,7 @@ use crate::{
     tools::{self, ToolCall, ToolSet, text},
 };
 
-use super::{
-    checks,
-    flows::Job,
-    output::{Output, Report},
-};
+use super::{checks, flows::Job, output::Output};
 
 /// The repair reported for a rescue.
 pub const TEXT_TOOL_CALL: &str = "text_tool_call";
@@ -44,7 +43,7 @@ pub const TEXT_TOOL_CALL: &str = "text_tool_call";
 /// text; `raw`: the client's own bytes, sent instead of `job.body`.
 pub async fn run(
     job: Job,
-    set: ToolSet,
+    (set, checks): (ToolSet, super::native::Checks),
     raw: Option<Bytes>,
     stream: bool,
 ) -> Result<Output, ProxyError> {
@@ -57,12 +56,11 @@ pub async fn run(
         None => job.ctx.json(path, &Value::Object(job.body.clone())).await?,
     };
     let repairs = rescue_message(&mut response, &set, &job);
-    let report = Report {
-        repaired: repairs,
-        ..Report::default()
-    };
+    let settled = super::native::settle(&job, &set, checks, response).await?;
+    let mut report = settled.report;
+    report.repaired.splice(0..0, repairs);
     Ok(Output::Full {
-        value: response,
+        value: settled.response,
         headers: report.headers(),
     })
 }

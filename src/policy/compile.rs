@@ -215,6 +215,8 @@ impl<'a> Builder<'a> {
             drop_ungrounded: s.tools.as_ref().and_then(|t| t.drop_ungrounded),
             answer_unrelated: s.tools.as_ref().and_then(|t| t.answer_unrelated),
             rescue_text_calls: s.tools.as_ref().and_then(|t| t.rescue_text_calls),
+            native_validate: s.tools.as_ref().and_then(|t| t.native?.validate),
+            native_recover: s.tools.as_ref().and_then(|t| t.native?.recover),
             advertise_capabilities: s.advertise_capabilities,
             rate_limit: s.rate_limit.clone(),
             concurrency: s.concurrency.clone(),

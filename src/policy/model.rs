@@ -181,6 +181,12 @@ pub struct ModelPolicy {
     /// auto`: a call written as text in the answer of a model with native
     /// tools becomes a real tool call (see [`ModelPolicy::rescues_text_calls`]).
     pub rescue_text_calls: Option<bool>,
+    /// `tools.native.validate` (default on): a whole answer's native tool
+    /// calls are checked against their tools' schemas, repaired, retried.
+    pub native_validate: bool,
+    /// `tools.native.recover` (default on): an empty native answer (no
+    /// calls, no content, tokens generated) is asked once more.
+    pub native_recover: bool,
     /// `tools: {mode}`; default grammar.
     pub tools_mode: ToolsMode,
     /// `tools: {text_format}`: the form text mode asks for; default python.
@@ -209,6 +215,8 @@ impl Default for ModelPolicy {
             drop_ungrounded: None,
             answer_unrelated: None,
             rescue_text_calls: None,
+            native_validate: true,
+            native_recover: true,
             tools_mode: ToolsMode::Grammar,
             text_format: TextFormat::Python,
             advertise_capabilities: true,

@@ -111,6 +111,15 @@ pub struct RawTools {
     pub rescue_text_calls: Option<bool>,
     pub mode: Option<String>,
     pub text_format: Option<String>,
+    pub native: Option<RawNative>,
+}
+
+/// `tools.native`: checks of a native-tools model's own calls.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNative {
+    pub validate: Option<bool>,
+    pub recover: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Copy, Deserialize)]

@@ -147,6 +147,8 @@ pub struct Overlay {
     pub drop_ungrounded: Option<bool>,
     pub answer_unrelated: Option<bool>,
     pub rescue_text_calls: Option<bool>,
+    pub native_validate: Option<bool>,
+    pub native_recover: Option<bool>,
     pub tools_mode: Option<ToolsMode>,
     pub text_format: Option<TextFormat>,
     pub advertise_capabilities: Option<bool>,
@@ -221,6 +223,8 @@ impl Overlay {
         if self.rescue_text_calls.is_some() {
             p.rescue_text_calls = self.rescue_text_calls;
         }
+        set(&mut p.native_validate, self.native_validate);
+        set(&mut p.native_recover, self.native_recover);
         set(&mut p.tools_mode, self.tools_mode);
         set(&mut p.text_format, self.text_format);
         set(&mut p.advertise_capabilities, self.advertise_capabilities);

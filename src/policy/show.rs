@@ -41,6 +41,9 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
         add(t.drop_ungrounded.is_some(), "tools.drop_ungrounded");
         add(t.answer_unrelated.is_some(), "tools.answer_unrelated");
         add(t.rescue_text_calls.is_some(), "tools.rescue_text_calls");
+        let native = t.native.unwrap_or_default();
+        add(native.validate.is_some(), "tools.native.validate");
+        add(native.recover.is_some(), "tools.native.recover");
         add(t.mode.is_some(), "tools.mode");
         add(t.text_format.is_some(), "tools.text_format");
     }
@@ -104,6 +107,7 @@ fn settings(p: &ModelPolicy) -> Value {
             "drop_ungrounded": p.drops_ungrounded(),
             "answer_unrelated": p.answers_unrelated(),
             "rescue_text_calls": p.rescues_text_calls(),
+            "native": {"validate": p.native_validate, "recover": p.native_recover},
             "mode": match p.tools_mode {
                 ToolsMode::Grammar => "grammar",
                 ToolsMode::Text => "text",

@@ -211,7 +211,11 @@ impl Retry {
     }
 }
 
-fn invalid_turn(text: &str, violations: &[Violation], text_mode: bool) -> Turn {
+pub(in crate::pipeline) fn invalid_turn(
+    text: &str,
+    violations: &[Violation],
+    text_mode: bool,
+) -> Turn {
     let problem = violations
         .first()
         .map_or(Problem::At(0), |v| excerpt::locate(text, &v.pointer));

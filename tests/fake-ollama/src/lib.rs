@@ -180,6 +180,15 @@ impl Shared {
     }
 }
 
+/// The prefix of a scripted reply that answers native `tool_calls`.
+pub const TOOL_CALLS_SCRIPT: &str = "@tool_calls ";
+
+/// A scripted reply answering `calls` (`[{"name": …, "arguments": …}]`) as native `tool_calls`;
+/// an empty list answers nothing (empty content, no calls).
+pub fn tool_calls_reply(calls: &serde_json::Value) -> String {
+    format!("{TOOL_CALLS_SCRIPT}{calls}")
+}
+
 /// Configures a [`FakeOllama`].
 pub struct Builder {
     listen: SocketAddr,
@@ -209,6 +218,13 @@ impl Builder {
     pub fn script_tools(mut self, model: &str, replies: Vec<String>) -> Self {
         self.tool_models.push(catalog::normalize(model));
         self.script(model, replies)
+    }
+    /// [`Builder::script_tools`] whose replies are native `tool_calls`: each reply is a list
+    /// of `{"name": …, "arguments": …}` (an empty list: an empty answer, `eval_count` 1).
+    /// Plain string replies may be mixed in with [`tool_calls_reply`].
+    pub fn script_tool_calls(self, model: &str, replies: Vec<serde_json::Value>) -> Self {
+        let replies = replies.iter().map(tool_calls_reply).collect();
+        self.script_tools(model, replies)
     }
     /// Delay before the response head for the `slow-first-byte` model (default: env
     /// `SLOW_MS`, else 2000 ms).

@@ -288,6 +288,10 @@ fn fill(st: &Shared, input: &Input, format: Option<&Value>, plan: &mut Plan) {
     };
     let fallback = r#"{"answer":"The sky is blue because of Rayleigh scattering"}"#;
     if let Some(reply) = st.pop_script(&plan.model.name) {
+        if let Some(calls) = scripted_calls(&reply) {
+            plan.tool_calls.extend(calls);
+            return;
+        }
         plan.pieces.extend(text(split(&reply, 3)));
         cut_at_limit(input, plan);
         return;
@@ -391,6 +395,17 @@ fn cut_at_limit(input: &Input, plan: &mut Plan) {
             plan.done_reason = "length";
         }
     }
+}
+
+/// Native `tool_calls` scripted as `@tool_calls [{"name": …, "arguments": …}, …]`.
+fn scripted_calls(reply: &str) -> Option<Vec<Value>> {
+    let list = reply.strip_prefix(crate::TOOL_CALLS_SCRIPT)?;
+    let calls: Vec<Value> = serde_json::from_str(list.trim()).ok()?;
+    let calls = calls.into_iter().enumerate().map(|(i, c)| {
+        json!({ "id": call_id(),
+            "function": { "index": i, "name": c["name"], "arguments": c["arguments"] } })
+    });
+    Some(calls.collect())
 }
 
 /// `call_` + 8 random `[a-z0-9]`, as Ollama's rendered (classic) tool-call path.

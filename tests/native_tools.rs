@@ -1,0 +1,290 @@
+//! Native tool calls held to the guarantees of emulated ones (whole
+//! `/api/chat` answers): arguments checked against the declared tool's
+//! schema, repaired deterministically, retried with the violations as
+//! feedback, `validate.on_failure` deciding after the last attempt; an
+//! empty answer asked once more; a valid answer untouched. Against the
+//! fake's scripted native `tool_calls` (`script_tool_calls`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{client, header, live::Live, metric, metrics};
+use fake_ollama::FakeOllama;
+use serde_json::{Value, json};
+
+fn weather_tool() -> Value {
+    json!({"type": "function", "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer", "minimum": 1}
+        }, "required": ["city"], "additionalProperties": false}
+    }})
+}
+
+fn chat(model: &str) -> Value {
+    json!({"model": model, "stream": false, "tools": [weather_tool()],
+        "messages": [{"role": "user", "content": "Weather in Paris?"}]})
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!([{"name": name, "arguments": arguments}])
+}
+
+/// augur with `policy` in front of a native tool model answering `replies`.
+async fn native_model(replies: Vec<Value>, policy: &str) -> Live {
+    let fake = FakeOllama::builder()
+        .script_tool_calls("native", replies)
+        .start()
+        .await;
+    Live::with_fake(fake, policy).await
+}
+
+async fn ask(live: &Live) -> reqwest::Response {
+    client()
+        .post(live.url("/api/chat"))
+        .json(&chat("native"))
+        .send()
+        .await
+        .unwrap()
+}
+
+fn first_call(v: &Value) -> &Value {
+    &v["message"]["tool_calls"][0]["function"]
+}
+
+/// The user messages of the last request the fake saw.
+fn last_user(live: &Live) -> String {
+    let last = live.fake.last_request().unwrap();
+    let body: Value = serde_json::from_slice(&last.body).unwrap();
+    let messages = body["messages"].as_array().unwrap().clone();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    user["content"].as_str().unwrap().to_string()
+}
+
+/// `v` without what differs between two answers of the fake (the time,
+/// the call ids, the durations).
+fn steady(mut v: Value) -> Value {
+    let fields = v.as_object_mut().unwrap();
+    fields.retain(|k, _| k != "created_at" && !k.ends_with("_duration"));
+    for c in v["message"]["tool_calls"].as_array_mut().unwrap() {
+        c.as_object_mut().unwrap().remove("id");
+    }
+    v
+}
+
+#[tokio::test]
+async fn a_valid_native_answer_comes_back_untouched() {
+    let _ = metrics();
+    let valid = call("get_weather", json!({"city": "Paris", "days": 2}));
+    let live = native_model(vec![valid.clone(), valid], "{}").await;
+    let direct: Value = client()
+        .post(format!("{}/api/chat", live.fake.url()))
+        .json(&chat("native"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-repaired"), None);
+    assert_eq!(header(&r, "x-augur-validation"), None);
+    assert_eq!(header(&r, "x-augur-attempts"), None);
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["message"]["tool_calls"][0]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("call_")
+    );
+    assert_eq!(steady(v), steady(direct));
+    // One upstream call from augur (the other was the test's own).
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_repaired_deterministically() {
+    let live = native_model(
+        vec![call(
+            "get_weather",
+            json!({"city": "Paris", "days": "2", "unit": "C"}),
+        )],
+        "{}",
+    )
+    .await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    let repaired = header(&r, "x-augur-repaired").unwrap().to_string();
+    assert!(repaired.contains("native_call_repaired"), "{repaired}");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        first_call(&v)["arguments"],
+        json!({"city": "Paris", "days": 2})
+    );
+    assert_eq!(live.fake.requests("/api/chat"), 1);
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_retried_with_the_violations() {
+    let live = native_model(
+        vec![
+            call("get_weather", json!({"town": 7})),
+            call("get_weather", json!({"city": "Paris"})),
+        ],
+        "{}",
+    )
+    .await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    let repaired = header(&r, "x-augur-repaired").unwrap().to_string();
+    assert!(repaired.contains("native_call_retried"), "{repaired}");
+    assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(first_call(&v)["arguments"], json!({"city": "Paris"}));
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+    let feedback = last_user(&live);
+    assert!(
+        feedback.contains("Your previous answer was invalid"),
+        "{feedback}"
+    );
+    assert!(feedback.contains("city"), "{feedback}");
+    let last = live.fake.last_request().unwrap();
+    let body: Value = serde_json::from_slice(&last.body).unwrap();
+    let assistant = &body["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        json!({"town": 7})
+    );
+}
+
+#[tokio::test]
+async fn an_undeclared_tool_is_retried_naming_the_closest() {
+    let live = native_model(
+        vec![
+            call("weather", json!({"city": "Paris"})),
+            call("get_weather", json!({"city": "Paris"})),
+        ],
+        "{}",
+    )
+    .await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(first_call(&v)["name"], "get_weather");
+    let feedback = last_user(&live);
+    assert!(
+        feedback.contains("\"weather\" is not a declared tool"),
+        "{feedback}"
+    );
+    assert!(
+        feedback.contains("did you mean \"get_weather\""),
+        "{feedback}"
+    );
+}
+
+#[tokio::test]
+async fn still_invalid_is_422_naming_the_tool() {
+    let bad = call("get_weather", json!({"town": 7}));
+    let live = native_model(vec![bad.clone(), bad], "{}").await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 422);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("get_weather"), "{text}");
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+}
+
+#[tokio::test]
+async fn still_invalid_passes_marked_invalid_when_the_policy_says() {
+    let bad = call("get_weather", json!({"town": 7}));
+    let policy = "defaults:\n  validate: {max_retries: 0, on_failure: pass}\n";
+    let live = native_model(vec![bad], policy).await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-validation"), Some("invalid"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(first_call(&v)["arguments"], json!({"town": 7}));
+    assert_eq!(live.fake.requests("/api/chat"), 1);
+}
+
+#[tokio::test]
+async fn an_empty_answer_is_asked_once_more_emulated() {
+    let handle = metrics();
+    let envelope = r#"{"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}}]}"#;
+    let replies = vec![
+        fake_ollama::tool_calls_reply(&json!([])),
+        envelope.to_string(),
+    ];
+    let fake = FakeOllama::builder()
+        .script_tools("native", replies)
+        .start()
+        .await;
+    let live = Live::with_fake(fake, "{}").await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    let repaired = header(&r, "x-augur-repaired").unwrap().to_string();
+    assert!(repaired.contains("lost_call_recovered"), "{repaired}");
+    assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["message"]["content"], "");
+    assert_eq!(first_call(&v)["name"], "get_weather");
+    assert_eq!(first_call(&v)["arguments"], json!({"city": "Paris"}));
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+    // The retry went under emulation: the envelope, no native tools.
+    let last = live.fake.last_request().unwrap();
+    let body: Value = serde_json::from_slice(&last.body).unwrap();
+    assert!(body.get("tools").is_none(), "{body}");
+    assert!(body["format"].is_object(), "{body}");
+    let text = handle.render();
+    let recovered = metric(
+        &text,
+        "augur_native_calls_total",
+        &["outcome=\"recovered\""],
+    );
+    assert!(recovered >= 1.0, "{text}");
+}
+
+#[tokio::test]
+async fn the_openai_route_gets_the_same_checks() {
+    let live = native_model(
+        vec![call("get_weather", json!({"city": "Paris", "days": "2"}))],
+        "{}",
+    )
+    .await;
+    let r = client()
+        .post(live.url("/v1/chat/completions"))
+        .json(&chat("native"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let repaired = header(&r, "x-augur-repaired").unwrap().to_string();
+    assert!(repaired.contains("native_call_repaired"), "{repaired}");
+    let v: Value = r.json().await.unwrap();
+    let args = v["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap();
+    let args: Value = serde_json::from_str(args).unwrap();
+    assert_eq!(args, json!({"city": "Paris", "days": 2}));
+}
+
+#[tokio::test]
+async fn the_policy_turns_the_checks_off_per_model() {
+    let bad = call("get_weather", json!({"town": 7}));
+    let empty = json!([]);
+    let policy = "models:\n  native*:\n    tools: {native: {validate: false, recover: false}}\n";
+    let live = native_model(vec![bad, empty], policy).await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-validation"), None);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(first_call(&v)["arguments"], json!({"town": 7}));
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-repaired"), None);
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+}
