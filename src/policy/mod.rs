@@ -57,6 +57,7 @@ pub mod raw;
 mod regular;
 pub mod rules;
 mod schemas;
+mod scopes;
 pub mod show;
 pub mod store;
 mod watch;
