@@ -1,5 +1,6 @@
-//! [`Validators`]: compiled schemas cached by content and weighed by
-//! size, under one memory budget shared with the tool-set cache.
+//! [`Validators`]: compiled schemas cached by content and weighed by the
+//! memory they hold ([`super::weight()`]), under one memory budget shared
+//! with the tool-set cache.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,7 +33,8 @@ pub fn cache_budget() -> u64 {
 
 type Entry = Result<Arc<Compiled>, SchemaRejected>;
 
-/// Cache of compiled validators, keyed by schema, weighed by size.
+/// Cache of compiled validators, keyed by schema, weighed by the memory
+/// each holds.
 #[derive(Clone)]
 pub struct Validators {
     cache: moka::sync::Cache<[u8; 32], Entry>,
@@ -56,13 +58,15 @@ impl std::fmt::Debug for Validators {
 }
 
 impl Validators {
-    /// Validators holding up to about `max_bytes` of compiled schemas.
+    /// Validators holding up to about `max_bytes` of compiled schemas (as
+    /// estimated by [`super::weight()`], which is above what was measured).
     pub fn new(max_bytes: u64) -> Self {
         let cache = moka::sync::Cache::builder()
             .max_capacity(max_bytes.max(1))
             .weigher(|_key, entry: &Entry| match entry {
                 Ok(c) => c.weight,
-                Err(_) => 512,
+                // The entry and the message (a few hundred bytes at most).
+                Err(e) => u32::try_from(1024 + e.to_string().len()).unwrap_or(u32::MAX),
             })
             .build();
         Self {
@@ -76,7 +80,7 @@ impl Validators {
         self.compilations.load(Ordering::Relaxed)
     }
 
-    /// Approximate bytes held now.
+    /// Estimated bytes held now.
     pub fn weighted_size(&self) -> u64 {
         self.cache.run_pending_tasks();
         self.cache.weighted_size()

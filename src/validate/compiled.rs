@@ -1,6 +1,7 @@
 //! One schema compiled for validation: the budget check every schema must
-//! pass first, the validator built with bounded regular expressions, what
-//! it weighs in memory, and validation whose work and output are bounded.
+//! pass first, the validator built with bounded regular expressions (what
+//! it weighs in memory is estimated in `weight/`), and validation whose
+//! work and output are bounded.
 
 use std::fmt::Write as _;
 
@@ -45,7 +46,8 @@ pub struct Compiled {
     validator: jsonschema::Validator,
     /// What the budget check measured.
     pub report: Report,
-    /// Approximate heap bytes held (the cache weighs entries by it).
+    /// Estimated bytes held, validation caches included (the cache weighs
+    /// entries by it, see [`super::weight()`]).
     pub weight: u32,
     /// Type names had to be mapped (`"int"` → `"integer"`) to compile it.
     pub mapped_types: bool,
@@ -93,21 +95,10 @@ pub fn compile(schema: &Value) -> Result<Compiled, SchemaRejected> {
     };
     Ok(Compiled {
         validator,
-        weight: weight(&report),
+        weight: super::weight::weight(schema),
         report,
         mapped_types,
     })
-}
-
-/// Approximate heap bytes of a compiled schema: validators hold 20 to 40
-/// bytes per byte of schema text, patterns about 160 bytes per automaton
-/// state plus their match caches.
-pub fn weight(report: &Report) -> u32 {
-    let bytes = 4096u64
-        .saturating_add((report.bytes as u64).saturating_mul(48))
-        .saturating_add(report.pattern_cost.saturating_mul(160))
-        .saturating_add((report.patterns as u64).saturating_mul(16 * 1024));
-    u32::try_from(bytes).unwrap_or(u32::MAX)
 }
 
 fn compile_error(e: &jsonschema::ValidationError<'_>) -> String {

@@ -1,19 +1,20 @@
 //! Output validation: compiled-once validators and JSON Schema violations.
 //!
 //! [`Validators`] compiles each distinct schema once (keyed by the SHA-256 of
-//! its canonical JSON, weighed by its size against one memory budget, see
-//! [`set_cache_budget`]) after checking it against the schema budget
-//! ([`crate::schema::budget`]), and reports [`Violation`]s with JSON
-//! pointers into the instance, with bounded work ([`Compiled::check`]). A
-//! schema that cannot be compiled is refused ([`SchemaRejected`]), never
-//! taken as constraining nothing. Repair of model output lives in
-//! [`repair`] and [`coerce`].
+//! its canonical JSON, weighed by the memory it holds compiled, see
+//! [`weight()`], against one memory budget, see [`set_cache_budget`]) after
+//! checking it against the schema budget ([`crate::schema::budget`]), and
+//! reports [`Violation`]s with JSON pointers into the instance, with bounded
+//! work ([`Compiled::check`]). A schema that cannot be compiled is refused
+//! ([`SchemaRejected`]), never taken as constraining nothing. Repair of
+//! model output lives in [`repair`] and [`coerce`].
 
 mod cache;
 pub mod coerce;
 mod compiled;
 pub mod repair;
 mod text;
+mod weight;
 
 #[cfg(test)]
 mod tests;
@@ -22,8 +23,9 @@ use serde_json::Value;
 
 pub use cache::{Validators, cache_budget, schema_key, set_cache_budget, values_key};
 pub use coerce::coerce_to_schema;
-pub use compiled::{Compiled, MAX_VIOLATIONS, MAX_WORK, SchemaRejected, compile, options, weight};
+pub use compiled::{Compiled, MAX_VIOLATIONS, MAX_WORK, SchemaRejected, compile, options};
 pub use repair::{RepairOutcome, parse_and_repair, retry_feedback};
+pub use weight::{value_bytes, weight};
 
 /// One violation, with a JSON pointer into the instance.
 #[derive(Debug, Clone, PartialEq)]
