@@ -10,6 +10,7 @@ use crate::{
     error::ProxyError,
     format::{self, Format},
     policy::{EmulateTools, FormatApply, ModelPolicy, StreamMode, TextFormat, ToolsMode},
+    schema::FormatForms,
     tools::{ToolChoice, ToolSet},
 };
 
@@ -126,7 +127,13 @@ pub async fn decide(
     let mut rescue = None;
     let mut strip_tools = false;
     if let Some(declared) = declared_tools {
-        let set = ToolSet::from_request_cached(declared)
+        // Very small models are held to the common forms of string
+        // formats (an operator's opt-in; see `schema::FormatForms`).
+        let forms = match policy.small_model {
+            true => FormatForms::Common,
+            false => FormatForms::Exact,
+        };
+        let set = ToolSet::from_request_cached(declared, forms)
             .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
         let choice = ToolChoice::from_request(body.get("tool_choice"), &set)
             .map_err(|e| ProxyError::BadRequest(e.to_string()))?;

@@ -10,6 +10,7 @@ use super::formats::pattern_for;
 use super::pattern::to_grammar_pattern;
 use super::types::{any_value, common_type, is_any_value, type_of};
 use super::walk::{Out, Walker};
+use super::{FormatForms, formats_common};
 
 /// Enums larger than this fall back to their base type.
 pub(super) const MAX_ENUM: usize = 256;
@@ -144,7 +145,7 @@ impl Walker<'_> {
                 // pattern, unless the schema has its own.
                 Some(s)
                     if !out.contains_key("pattern")
-                        && let Some(Ok(p)) = pattern_for(s).map(to_grammar_pattern) =>
+                        && let Some(Ok(p)) = self.format_pattern(s).map(to_grammar_pattern) =>
                 {
                     self.note(path, format!("format {f} -> pattern"));
                     out.insert("pattern".into(), Value::String(p));
@@ -153,6 +154,14 @@ impl Walker<'_> {
             }
         }
         self.counts(m, out, ["minLength", "maxLength"], path);
+    }
+
+    /// The pattern standing for string format `s` in the grammar copy.
+    fn format_pattern(&self, s: &str) -> Option<&'static str> {
+        match self.forms {
+            FormatForms::Common => formats_common::pattern_for(s).or_else(|| pattern_for(s)),
+            FormatForms::Exact => pattern_for(s),
+        }
     }
 
     fn integer(&mut self, m: &Map<String, Value>, out: &mut Map<String, Value>, path: &str) {

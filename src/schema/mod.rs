@@ -16,6 +16,7 @@
 pub mod budget;
 mod degrade;
 mod formats;
+mod formats_common;
 mod keywords;
 mod merge;
 mod pattern;
@@ -46,6 +47,19 @@ pub struct Sanitized {
 /// the whole original schema). Bounds its time and its output.
 pub const MAX_VISITS: usize = 20_000;
 
+/// Which patterns stand, in the grammar copy, for the string formats the
+/// converter drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FormatForms {
+    /// Patterns admitting every valid value of the format's test suite
+    /// (see `formats`); `email` and `hostname` are left free.
+    #[default]
+    Exact,
+    /// The common forms (`tools.small_model`): `email`, `hostname` and
+    /// `uri` narrowed as `formats_common` says, the rest as [`Self::Exact`].
+    Common,
+}
+
 /// Why a schema cannot be made usable at all.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
@@ -62,6 +76,15 @@ pub fn sanitize(schema: &Value) -> Result<Sanitized, SchemaError> {
 /// [`sanitize`] rewriting at most `max_visits` sub-schemas (for a set of
 /// schemas sharing one budget).
 pub fn sanitize_within(schema: &Value, max_visits: usize) -> Result<Sanitized, SchemaError> {
+    sanitize_with(schema, max_visits, FormatForms::Exact)
+}
+
+/// [`sanitize_within`] with the string formats narrowed to `forms`.
+pub fn sanitize_with(
+    schema: &Value,
+    max_visits: usize,
+    forms: FormatForms,
+) -> Result<Sanitized, SchemaError> {
     if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
         return Err(SchemaError(format!(
             "a JSON Schema must be an object or a boolean, not {}",
@@ -69,6 +92,7 @@ pub fn sanitize_within(schema: &Value, max_visits: usize) -> Result<Sanitized, S
         )));
     }
     let mut walker = walk::Walker::new(schema, max_visits);
+    walker.forms = forms;
     let schema = match walker.walk(schema, "", 0) {
         walk::Out::Schema(v) => v,
         walk::Out::Never => {

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::FormatForms;
 use super::merge::merge_into;
 use super::types::{TypeName, any_value, is_any_value, keywords_for, map_type_name};
 
@@ -44,6 +45,8 @@ pub(super) struct Walker<'a> {
     max_visits: usize,
     /// Whether the cap on visits was reached.
     cut: bool,
+    /// Which patterns stand for string formats.
+    pub(super) forms: FormatForms,
 }
 
 impl<'a> Walker<'a> {
@@ -59,6 +62,7 @@ impl<'a> Walker<'a> {
             visits: 0,
             max_visits,
             cut: false,
+            forms: FormatForms::Exact,
         }
     }
 

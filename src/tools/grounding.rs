@@ -8,7 +8,10 @@
 //! same tool and the same argument keys, and none of the values new to it
 //! (different from the value at the same place in every such earlier call)
 //! is grounded in the conversation. Values the schema names are left out
-//! of that judgement, and a call whose only new values are such is kept.
+//! of that judgement. A call whose only new values are such is a *sweep*
+//! (asked for one to-do item of high priority, they add it three times,
+//! `low`, `medium`, `high`) and is dropped too, unless the conversation
+//! mentions one of those values or they are only booleans and `null`.
 //! Earlier calls are those kept, not those dropped.
 //!
 //! A value is *grounded* when:
@@ -281,11 +284,29 @@ pub fn is_ungrounded_continuation(
     }
     // Values the schema names say nothing about where a call came from
     // (`get_weather("Lyon","celsius")` then `("Paris","fahrenheit")`): the
-    // call is judged by its other new values, and kept when it has none.
+    // call is judged by its other new values. When it has none, it is a
+    // sweep through the schema's values (`add_todo` with priority `low`,
+    // then `medium`, then `high`) unless the conversation mentions one of
+    // the strings or numbers it changed; booleans and `null` alone keep it.
     new.is_some_and(|new| {
         let mut free = new.iter().filter(|(_, v, s)| !named(v, *s)).peekable();
-        free.peek().is_some() && free.all(|(_, v, _)| !grounding.grounds(v, None))
+        if free.peek().is_none() {
+            let mut swept = new
+                .iter()
+                .filter(|(_, v, _)| matches!(v, Value::String(_) | Value::Number(_)))
+                .peekable();
+            return swept.peek().is_some() && swept.all(|(_, v, _)| !mentioned(v, grounding));
+        }
+        free.all(|(_, v, _)| !grounding.grounds(v, None))
     })
+}
+
+/// Whether the conversation holds the string or number `value` itself.
+fn mentioned(value: &Value, grounding: &Grounding) -> bool {
+    match value {
+        Value::String(s) => grounding.mentions(s),
+        other => grounding.grounds(other, None),
+    }
 }
 
 /// `null`, a boolean, or a value the schema names.

@@ -145,7 +145,9 @@ fn only_continuations_are_judged_and_the_first_call_never() {
     let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
     assert_eq!(kept, calls);
     assert!(dropped.is_empty());
-    // A change the schema names (an enum, a boolean) is grounded.
+    // A change the schema names (an enum) that the conversation mentions
+    // is grounded; then other keys.
+    let g2 = user("Paris, in celsius and in fahrenheit please");
     let calls = vec![
         call("get_weather", json!({"city": "Paris", "unit": "celsius"})),
         call(
@@ -157,8 +159,12 @@ fn only_continuations_are_judged_and_the_first_call_never() {
             json!({"city": "Paris", "unit": "celsius", "hourly": true}),
         ),
     ];
-    let (kept, _) = drop_ungrounded(calls.clone(), &set(), &g);
+    let (kept, _) = drop_ungrounded(calls.clone(), &set(), &g2);
     assert_eq!(kept, calls, "an enum changed; then other keys");
+    // Not mentioned, it is a sweep through the enum: dropped.
+    let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
+    assert_eq!(kept, vec![calls[0].clone(), calls[2].clone()]);
+    assert_eq!(dropped, vec![calls[1].clone()]);
     // One grounded changed value keeps the call.
     let g = user("Weather in Paris for 3 days, and London for a week");
     let calls = vec![
@@ -241,12 +247,34 @@ fn an_enum_changed_beside_an_invented_value_does_not_keep_a_continuation() {
         ),
         // Compared with the kept call only: Paris is new, and invented.
         call("get_weather", json!({"city": "Paris", "unit": "celsius"})),
-        // Only the enum differs from the kept call: nothing to judge.
+        // Only the enum differs from the kept call, to a value the
+        // question does not mention: a sweep.
         call("get_weather", json!({"city": "Lyon", "unit": "fahrenheit"})),
     ];
     let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
-    assert_eq!(kept, vec![calls[0].clone(), calls[3].clone()]);
-    assert_eq!(dropped, vec![calls[1].clone(), calls[2].clone()]);
+    assert_eq!(kept, vec![calls[0].clone()]);
+    assert_eq!(dropped, calls[1..].to_vec());
+}
+
+/// Small models asked for one item add it once per value of an enum; a
+/// value the question names, or a boolean, keeps the call.
+#[test]
+fn a_sweep_through_an_enum_is_dropped_unless_the_question_names_the_values() {
+    let g = user("What's the weather in Lyon?");
+    let calls = vec![
+        call("get_weather", json!({"city": "Lyon", "unit": "celsius"})),
+        call("get_weather", json!({"city": "Lyon", "unit": "fahrenheit"})),
+    ];
+    let (kept, dropped) = drop_ungrounded(calls.clone(), &set(), &g);
+    assert_eq!((kept.len(), dropped.len()), (1, 1));
+    let g = user("Lyon: Celsius, and FAHRENHEIT too");
+    assert_eq!(drop_ungrounded(calls, &set(), &g).0.len(), 2);
+    let g = user("What's the weather in Lyon?");
+    let calls = vec![
+        call("get_weather", json!({"city": "Lyon", "hourly": false})),
+        call("get_weather", json!({"city": "Lyon", "hourly": true})),
+    ];
+    assert_eq!(drop_ungrounded(calls, &set(), &g).0.len(), 2, "booleans");
 }
 
 /// A huge value against a huge conversation: words the conversation holds

@@ -9,8 +9,10 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use sha2::Digest;
 
 use super::ToolError;
+use crate::schema::FormatForms;
 use crate::schema::budget::{BudgetError, Limits, Report};
 use crate::validate::{Compiled, SchemaRejected, Validators};
 
@@ -54,6 +56,7 @@ impl Tool {
         description: String,
         parameters: Value,
         visits_left: &mut usize,
+        forms: FormatForms,
     ) -> Result<Tool, ToolError> {
         let cache = Validators::shared();
         let mut invalid = None;
@@ -77,7 +80,7 @@ impl Tool {
             },
             _ => None,
         };
-        let (grammar, sanitize_notes, visits) = grammar_schema(&parameters, *visits_left);
+        let (grammar, sanitize_notes, visits) = grammar_schema(&parameters, *visits_left, forms);
         *visits_left = visits_left.saturating_sub(visits);
         let exact = own.is_some();
         let checker = match own {
@@ -129,7 +132,11 @@ impl Tool {
 
 /// The grammar copy of a parameters schema, with notes on what changed
 /// and the sub-schemas rewritten.
-fn grammar_schema(parameters: &Value, max_visits: usize) -> (Value, Vec<String>, usize) {
+fn grammar_schema(
+    parameters: &Value,
+    max_visits: usize,
+    forms: FormatForms,
+) -> (Value, Vec<String>, usize) {
     if !parameters.is_object() {
         return (
             permissive_object(),
@@ -138,7 +145,7 @@ fn grammar_schema(parameters: &Value, max_visits: usize) -> (Value, Vec<String>,
         );
     }
     let max_visits = max_visits.min(crate::schema::MAX_VISITS);
-    match crate::schema::sanitize_within(parameters, max_visits) {
+    match crate::schema::sanitize_with(parameters, max_visits, forms) {
         Ok(s) => {
             let mut notes = s.changes;
             match embeddable(s.schema) {
@@ -208,16 +215,21 @@ impl ToolSet {
     /// [`ToolSet::from_request`], remembered by content: clients resend the
     /// same tools on every turn, and sanitizing many schemas is the costly
     /// part of the rewrite. Sets are weighed by size, under half of
-    /// [`crate::validate::cache_budget`]. Errors are not cached.
-    pub fn from_request_cached(tools: &[Value]) -> Result<ToolSet, ToolError> {
+    /// [`crate::validate::cache_budget`]. Errors are not cached. `forms`
+    /// says which patterns stand for string formats in the grammar copies.
+    pub fn from_request_cached(tools: &[Value], forms: FormatForms) -> Result<ToolSet, ToolError> {
         // Far over the budget: refused before the tools are hashed.
         crate::schema::budget::check_size(tools, &Limits::default().for_tool_set())
             .map_err(ToolError::TooLarge)?;
-        let key = crate::validate::values_key(tools);
+        let mut key = crate::validate::values_key(tools);
+        if forms == FormatForms::Common {
+            // The same tools with other grammar copies: another entry.
+            key = sha2::Sha256::digest([&key[..], b"common forms"].concat()).into();
+        }
         if let Some(set) = cache().get(&key) {
             return Ok(set);
         }
-        let set = ToolSet::from_request(tools)?;
+        let set = ToolSet::from_request_with(tools, forms)?;
         cache().insert(key, set.clone());
         Ok(set)
     }
@@ -235,6 +247,12 @@ impl ToolSet {
     /// the tool) and all of them together four times that budget; their
     /// grammar copies share a cap on the work of rewriting them.
     pub fn from_request(tools: &[Value]) -> Result<ToolSet, ToolError> {
+        ToolSet::from_request_with(tools, FormatForms::Exact)
+    }
+
+    /// [`ToolSet::from_request`] with string formats narrowed to `forms`
+    /// in the grammar copies.
+    pub fn from_request_with(tools: &[Value], forms: FormatForms) -> Result<ToolSet, ToolError> {
         let mut out: Vec<Tool> = Vec::with_capacity(tools.len());
         let mut visits_left = 4 * crate::schema::MAX_VISITS;
         let mut total = Report::default();
@@ -285,7 +303,7 @@ impl ToolSet {
                 None | Some(Value::Null) => json!({"type": "object", "properties": {}}),
                 Some(p) => p.clone(),
             };
-            let tool = Tool::new(name, description, parameters, &mut visits_left)?;
+            let tool = Tool::new(name, description, parameters, &mut visits_left, forms)?;
             total.add(&tool.checker.report);
             total.within(&limits).map_err(ToolError::TooLarge)?;
             out.push(tool);
