@@ -330,3 +330,44 @@ async fn a_malformed_output_format_is_refused_in_anthropics_shape() {
     assert_eq!(fake.requests("/api/chat"), 0);
     assert_eq!(fake.requests("/v1/messages"), 0);
 }
+
+/// Ollama's Anthropic layer answers a request for thinking to a model that
+/// cannot think without thinking, rather than refusing it: so does augur
+/// when it does not emulate thinking (the pipeline decides, from the
+/// model's capabilities).
+#[tokio::test]
+async fn thinking_a_model_cannot_do_is_dropped_when_not_emulated() {
+    let fake = fake_ollama::FakeOllama::builder().start().await;
+    let augur = common::formats::with_policy(&fake, "defaults:\n  think_emulation: false\n").await;
+    let mut body = request("tool-json", CALL, false);
+    body["thinking"] = json!({"type": "enabled", "budget_tokens": 1024});
+    let r = client()
+        .post(format!("{}/v1/messages", augur.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["content"][0]["type"], "tool_use", "{v}");
+    let sent = fake.last_json("/api/chat").unwrap();
+    assert!(sent.get("think").is_none(), "{sent}");
+
+    // A model that can think keeps it.
+    let mut body = request("qwen3", "hi", false);
+    body["thinking"] = json!({"type": "enabled", "budget_tokens": 1024});
+    body["output_config"] = json!({"format": {"type": "json_schema", "schema": person()}});
+    let r = client()
+        .post(format!("{}/v1/messages", augur.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        r.status().is_success() || r.status() == 422,
+        "{}",
+        r.status()
+    );
+    let sent = fake.last_json("/api/chat").unwrap();
+    assert_eq!(sent["think"], json!(true), "{sent}");
+}

@@ -76,6 +76,28 @@ pub struct Exchange {
     /// native routes): what goes upstream when augur only reads the answer.
     pub raw: Option<bytes::Bytes>,
 }
+    /// Drop `think` for a model that cannot think, rather than have the
+    /// upstream refuse it (Ollama's Anthropic layer), unless augur
+    /// emulates thinking.
+    pub relax_think: bool,
+    /// The body holds tools the upstream runs itself (`web_search`): unless
+    /// augur emulates tools, the client's request goes upstream as sent
+    /// ([`Outcome::ForwardAsSent`]).
+    pub upstream_runs_tools: bool,
+}
+
+impl Exchange {
+    /// An exchange of `body` for `route`, nothing else asked.
+    pub fn new(route: Route, body: Map<String, Value>, stream_default: bool) -> Self {
+        Self {
+            route,
+            body,
+            stream_default,
+            raw: None,
+            relax_think: false,
+            upstream_runs_tools: false,
+        }
+    }
 
 /// Who and what an exchange runs for, as admission established it.
 pub struct Context<'a> {
@@ -101,9 +123,13 @@ pub struct Context<'a> {
 
 /// What the pipeline made of an exchange.
 pub enum Outcome {
-    /// Nothing to change: forward the client's own bytes.
+    /// Nothing to change: forward the client's request (as the surface
+    /// amended it, if it did).
     Forward,
     /// The answer, Ollama-shaped, for the surface to render.
+    /// Forward the client's request exactly as it was sent: the upstream
+    /// runs what it asks for ([`Exchange::upstream_runs_tools`]).
+    ForwardAsSent,
     Output(Output),
 }
 
@@ -111,10 +137,12 @@ pub enum Outcome {
 pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyError> {
     let Exchange {
         route,
-        body,
+        mut body,
         stream_default,
         raw,
     } = exchange;
+        relax_think,
+        upstream_runs_tools,
     if is_load_request(route, &body) {
         return Ok(Outcome::Forward);
     }
@@ -129,11 +157,23 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         *prefer = Some(upstream);
     }
     let mut plan = plan::decide(
+    let caps = &cx.state.capabilities;
+    if relax_think
+        && !cx.model_policy.think_emulation
+        && !caps.has(upstream, cx.model, "thinking").await?
+    {
+        plan::relax_think(&mut body);
+    }
+    if upstream_runs_tools
+        && !plan::emulates_tools(cx.model_policy, (caps, upstream), cx.model).await?
+    {
+        return Ok(Outcome::ForwardAsSent);
+    }
         route,
         &body,
         cx.model,
         cx.model_policy,
-        (&cx.state.capabilities, upstream),
+        (caps, upstream),
         stream_default,
     )
     .await?;

@@ -92,6 +92,37 @@ fn think_requested(body: &Map<String, Value>) -> bool {
     }
 }
 
+/// Ollama's `relax_thinking`: on `/v1/messages` a request for thinking to
+/// a model that cannot think is answered without thinking rather than
+/// refused ("does not support thinking"). Removes a truthy `think` from
+/// `body`; true if it did. [`Exchange::relax_think`] asks for it, and the
+/// pipeline does it when the model lacks the `thinking` capability and
+/// augur does not emulate thinking.
+///
+/// [`Exchange::relax_think`]: super::Exchange::relax_think
+pub fn relax_think(body: &mut Map<String, Value>) -> bool {
+    let truthy = think_requested(body);
+    if truthy {
+        body.remove("think");
+    }
+    truthy
+}
+
+/// Whether augur emulates tools for `model` rather than the upstream
+/// running them: the policy says so, or (`auto`) the model has no tools
+/// on `upstream`. (A request forcing a call emulates them too.)
+pub async fn emulates_tools(
+    policy: &ModelPolicy,
+    (caps, upstream): (&Capabilities, usize),
+    model: &str,
+) -> Result<bool, ProxyError> {
+    Ok(match policy.emulate_tools {
+        EmulateTools::Always => true,
+        EmulateTools::Never => false,
+        EmulateTools::Auto => !caps.has(upstream, model, "tools").await?,
+    })
+}
+
 /// Ollama's default: stream unless `"stream": false`.
 pub fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
     match body.get("stream") {

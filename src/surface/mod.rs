@@ -23,8 +23,6 @@ pub mod openai;
 pub mod passthrough;
 pub mod responses;
 
-use std::future::Future;
-
 use axum::{body::Body, extract::Request, response::Response};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, header, request::Parts};
@@ -50,16 +48,10 @@ pub trait Adapter: Sync {
     /// client's bytes go upstream rather than the body re-encoded.
     const OWN_BODY: bool = false;
 
-    /// Translate the admitted request's JSON object (`headers`: the
-    /// client's, which may pin an upstream), or leave the request to the
-    /// upstream unchanged ([`Translation::Forward`]).
-    fn translate(
-        &self,
-        state: &AppState,
-        model: &Model,
-        headers: &HeaderMap,
-        body: Map<String, Value>,
-    ) -> impl Future<Output = Result<Translation<Self::Meta>, ProxyError>> + Send;
+    /// Translate the admitted request's JSON object, or leave the request
+    /// to the upstream unchanged ([`Translation::Forward`]). Translation
+    /// only: what the model or upstream can do is the pipeline's to decide.
+    fn translate(&self, body: Map<String, Value>) -> Result<Translation<Self::Meta>, ProxyError>;
 
     /// The pipeline's output in the surface's own shape.
     fn render(&self, meta: Self::Meta, out: Output) -> Response;
@@ -93,13 +85,7 @@ impl<M> Translation<M> {
     /// Run an Ollama `/api/chat` body translated from another surface
     /// (whose `stream` defaults to false).
     pub fn chat(body: Map<String, Value>, meta: M) -> Self {
-        let exchange = Exchange {
-            route: Route::Chat,
-            body,
-            stream_default: false,
-            raw: None,
-        };
-        Self::Run(exchange, meta)
+        Self::Run(Exchange::new(Route::Chat, body, false), meta)
     }
 }
 
@@ -130,10 +116,7 @@ async fn handle<A: Adapter>(
         return forward_bytes(&state, parts, bytes).await;
     };
     let body = parse_object(&bytes)?;
-    let Translation::Run(mut exchange, meta) = surface
-        .translate(&state, model, &parts.headers, body)
-        .await?
-    else {
+    let Translation::Run(mut exchange, meta) = surface.translate(body)? else {
         return forward_bytes(&state, parts, bytes).await;
     };
     if A::OWN_BODY {
@@ -144,6 +127,7 @@ async fn handle<A: Adapter>(
             Some(amended) => forward_amended(&state, parts, amended).await,
             None => forward_bytes(&state, parts, bytes).await,
         },
+        Outcome::ForwardAsSent => forward_bytes(&state, parts, bytes).await,
         Outcome::Output(out) => Ok(surface.render(meta, out)),
     }
 }

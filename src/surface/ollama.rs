@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::{Adapter, Translation};
 use crate::{
     error::ProxyError,
-    ingress::{Admitted, Model},
+    ingress::Admitted,
     pipeline::{
         Exchange,
         output::{self, Output},
@@ -41,20 +41,8 @@ impl Adapter for Ollama {
     type Meta = ();
     const OWN_BODY: bool = true;
 
-    async fn translate(
-        &self,
-        _: &AppState,
-        _: &Model,
-        _: &http::HeaderMap,
-        body: Map<String, Value>,
-    ) -> Result<Translation<()>, ProxyError> {
-        let exchange = Exchange {
-            route: self.0,
-            body,
-            stream_default: true,
-            raw: None,
-        };
-        Ok(Translation::Run(exchange, ()))
+    fn translate(&self, body: Map<String, Value>) -> Result<Translation<()>, ProxyError> {
+        Ok(Translation::Run(Exchange::new(self.0, body, true), ()))
     }
 
     fn render(&self, (): (), out: Output) -> Response {

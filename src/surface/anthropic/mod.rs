@@ -19,21 +19,20 @@ pub mod stream;
 #[cfg(test)]
 mod tests;
 
-pub use request::{Translated, relax_think, translate};
+pub use request::{Translated, translate};
 pub use response::{Meta, render};
 
 use axum::{
     extract::{Request, State},
     response::Response,
 };
-use http::HeaderMap;
 use serde_json::{Map, Value};
 
 use super::{Adapter, Translation};
 use crate::{
     error::ProxyError,
-    ingress::{Admitted, Model},
-    pipeline::output::Output,
+    ingress::Admitted,
+    pipeline::{Exchange, output::Output, plan::Route},
     state::AppState,
 };
 
@@ -48,36 +47,20 @@ struct Messages;
 impl Adapter for Messages {
     type Meta = Meta;
 
-    async fn translate(
-        &self,
-        state: &AppState,
-        model: &Model,
-        headers: &HeaderMap,
-        body: Map<String, Value>,
-    ) -> Result<Translation<Meta>, ProxyError> {
-        let mut translated = translate(&body)?;
+    fn translate(&self, body: Map<String, Value>) -> Result<Translation<Meta>, ProxyError> {
+        let translated = translate(&body)?;
         if translated.web_search {
             // Ollama runs the search loop itself.
             return Ok(Translation::Forward);
         }
+        let meta = Meta::new(&translated);
         // Ollama's Anthropic layer drops thinking a model cannot do rather
         // than refusing it; so does augur when it does not emulate thinking.
-        if !model.policy.think_emulation {
-            let target = crate::upstream::Target::Model {
-                name: model.name.clone(),
-                prefer: None,
-            };
-            let upstream = state.fleet.choose(headers, &target)?;
-            if !state
-                .capabilities
-                .has(upstream, &model.raw, "thinking")
-                .await?
-            {
-                relax_think(&mut translated.body);
-            }
-        }
-        let meta = Meta::new(&translated);
-        Ok(Translation::chat(translated.body, meta))
+        let exchange = Exchange {
+            relax_think: true,
+            ..Exchange::new(Route::Chat, translated.body, false)
+        };
+        Ok(Translation::Run(exchange, meta))
     }
 
     fn render(&self, meta: Meta, out: Output) -> Response {

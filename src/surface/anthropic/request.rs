@@ -142,23 +142,6 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
     })
 }
 
-/// Ollama's `relax_thinking`: on `/v1/messages` a request for thinking to
-/// a model that cannot think is answered without thinking rather than
-/// refused ("does not support thinking"). Removes a truthy `think` from
-/// `body`; true if it did. For the route, when the model lacks the
-/// `thinking` capability and augur does not emulate thinking.
-pub fn relax_think(body: &mut Map<String, Value>) -> bool {
-    let truthy = match body.get("think") {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => !s.is_empty(),
-        _ => false,
-    };
-    if truthy {
-        body.remove("think");
-    }
-    truthy
-}
-
 /// `system` as one string: itself, or its text blocks joined; empty ⇒ none.
 fn system_text(system: Option<&Value>) -> Option<String> {
     let text = match system? {

@@ -15,12 +15,7 @@ use axum::{
 use serde_json::{Map, Value};
 
 use super::{Adapter, Translation};
-use crate::{
-    error::ProxyError,
-    ingress::{Admitted, Model},
-    pipeline::output::Output,
-    state::AppState,
-};
+use crate::{error::ProxyError, ingress::Admitted, pipeline::output::Output, state::AppState};
 
 /// `POST /v1/chat/completions`.
 pub async fn chat_completions(
@@ -39,13 +34,7 @@ impl Adapter for OpenAi {
     /// timestamp are made when the answer is.
     type Meta = request::Translated;
 
-    async fn translate(
-        &self,
-        _: &AppState,
-        _: &Model,
-        _: &http::HeaderMap,
-        body: Map<String, Value>,
-    ) -> Result<Translation<Self::Meta>, ProxyError> {
+    fn translate(&self, body: Map<String, Value>) -> Result<Translation<Self::Meta>, ProxyError> {
         let mut translated = request::translate(&body)?;
         let body = std::mem::take(&mut translated.body);
         Ok(Translation::chat(body, translated))

@@ -7,8 +7,9 @@
 //!
 //! augur emulates function tools only, and Ollama runs none of these but
 //! `web_search` (its own search loop, for a model with native tools). So
-//! `web_search` sends the request to the upstream as it came when the
-//! model's tools are native; otherwise every such tool is left out (the
+//! `web_search` sends the request to the upstream as it came when augur
+//! does not emulate the model's tools (the pipeline decides:
+//! [`crate::pipeline::Exchange::upstream_runs_tools`]); otherwise every such tool is left out (the
 //! answer says which in `X-Augur-Dropped-Tools`, and a debug line is
 //! logged) rather than failing the request.
 
@@ -16,39 +17,12 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use crate::{
-    error::ProxyError, ingress::Model, pipeline::output::Output, policy::EmulateTools,
-    state::AppState, surface::Amended, upstream::Target,
-};
+use crate::{error::ProxyError, pipeline::output::Output, surface::Amended};
 
 use super::request::is_hosted;
 
 /// The header naming the tool types augur left out.
 const DROPPED_TOOLS: HeaderName = HeaderName::from_static("x-augur-dropped-tools");
-
-/// Whether augur emulates tools for `model` rather than the upstream
-/// running them: the policy says so, or (`auto`) the model has no tools.
-pub(super) async fn emulates_tools(
-    state: &AppState,
-    model: &Model,
-    headers: &HeaderMap,
-) -> Result<bool, ProxyError> {
-    Ok(match model.policy.emulate_tools {
-        EmulateTools::Always => true,
-        EmulateTools::Never => false,
-        EmulateTools::Auto => {
-            let target = Target::Model {
-                name: model.name.clone(),
-                prefer: None,
-            };
-            let upstream = state.fleet.choose(headers, &target)?;
-            !state
-                .capabilities
-                .has(upstream, &model.raw, "tools")
-                .await?
-        }
-    })
-}
 
 /// The tools left out of one request.
 pub(crate) struct Dropped {

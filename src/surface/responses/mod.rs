@@ -37,8 +37,8 @@ use serde_json::{Map, Value};
 use super::{Adapter, Amended, Translation};
 use crate::{
     error::ProxyError,
-    ingress::{Admitted, Model},
-    pipeline::output::Output,
+    ingress::Admitted,
+    pipeline::{Exchange, output::Output, plan::Route},
     state::AppState,
 };
 
@@ -63,30 +63,24 @@ pub(crate) struct Run {
 impl Adapter for Responses {
     type Meta = Run;
 
-    async fn translate(
-        &self,
-        state: &AppState,
-        model: &Model,
-        headers: &http::HeaderMap,
-        body: Map<String, Value>,
-    ) -> Result<Translation<Run>, ProxyError> {
+    fn translate(&self, body: Map<String, Value>) -> Result<Translation<Run>, ProxyError> {
         let translated = translate(&body)?;
-        if translated.web_search && !hosted::emulates_tools(state, model, headers).await? {
-            // Ollama runs the search loop itself.
-            return Ok(Translation::Forward);
-        }
         let dropped = if translated.hosted.is_empty() {
             None
         } else {
             tracing::debug!(
-                model = %model.raw,
                 tools = %translated.hosted.join(", "),
                 "tools the model cannot run and the upstream would not are left out"
             );
             Some(hosted::Dropped::new(&translated.hosted, &body)?)
         };
         let meta = Meta::new(&translated);
-        Ok(Translation::chat(translated.body, Run { meta, dropped }))
+        // Ollama runs the search loop itself, unless augur emulates tools.
+        let exchange = Exchange {
+            upstream_runs_tools: translated.web_search,
+            ..Exchange::new(Route::Chat, translated.body, false)
+        };
+        Ok(Translation::Run(exchange, Run { meta, dropped }))
     }
 
     fn render(&self, run: Run, mut out: Output) -> Response {

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use crate::{error::ProxyError, pipeline::output::Output};
 
 use super::{
-    request::{Translated, relax_think, translate},
+    request::{Translated, translate},
     response::{Meta, message, render, stop_reason},
     stream::{Converter, Event},
 };

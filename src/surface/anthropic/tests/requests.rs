@@ -370,9 +370,9 @@ fn thinking_maps_to_think() {
 #[test]
 fn relaxing_thinking_drops_a_truthy_think_only() {
     let mut b = tr(json!({"model": "m", "max_tokens": 1, "thinking": {"type": "enabled"}, "messages": [{"role": "user", "content": "Hi"}]})).body;
-    assert!(relax_think(&mut b));
+    assert!(crate::pipeline::plan::relax_think(&mut b));
     assert!(!b.contains_key("think"));
     let mut b = tr(json!({"model": "m", "max_tokens": 1, "thinking": {"type": "disabled"}, "messages": [{"role": "user", "content": "Hi"}]})).body;
-    assert!(!relax_think(&mut b));
+    assert!(!crate::pipeline::plan::relax_think(&mut b));
     assert_eq!(b["think"], false);
 }
