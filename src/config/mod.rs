@@ -159,7 +159,7 @@ pub struct Config {
     pub allow_unauthenticated: bool,
     /// What the admin listener requires as a bearer token, if anything.
     pub admin_token: Option<Secret>,
-    /// HTTPS on `listen` (see [`crate::tls`]); plain HTTP when `None`.
+    /// HTTPS on `listen`; plain HTTP when `None`.
     pub tls: Option<TlsFiles>,
     /// HTTPS on `admin_listen`; plain HTTP when `None`.
     pub admin_tls: Option<TlsFiles>,

@@ -2,7 +2,7 @@
 //! proxy, `server.admin_tls_cert` / `server.admin_tls_key` for the admin
 //! listener (flags `--tls-cert`, ..., variables `AUGUR_TLS_CERT`, ...).
 //! Both of a pair or neither; the files themselves are read and checked at
-//! start by [`crate::tls`], not here.
+//! start by the TLS module, not here.
 
 use std::path::PathBuf;
 

@@ -52,7 +52,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     error::ProxyError,
-    limits::Usage,
+    limits::{Principal, Usage},
     policy::{ModelPolicy, Policy},
     state::AppState,
     telemetry::Timing,
@@ -75,7 +75,6 @@ pub struct Exchange {
     /// The client's own bytes, when `body` is them parsed (Ollama's
     /// native routes): what goes upstream when augur only reads the answer.
     pub raw: Option<bytes::Bytes>,
-}
     /// Drop `think` for a model that cannot think, rather than have the
     /// upstream refuse it (Ollama's Anthropic layer), unless augur
     /// emulates thinking.
@@ -99,6 +98,7 @@ impl Exchange {
         }
     }
 
+}
 /// Who and what an exchange runs for, as admission established it.
 pub struct Context<'a> {
     pub state: &'a AppState,
@@ -113,8 +113,10 @@ pub struct Context<'a> {
     pub model_name: &'a str,
     /// The model's resolved settings.
     pub model_policy: &'a ModelPolicy,
-    /// Who sent the request (an API key id or "anonymous"), for the audit log.
-    pub principal: &'a str,
+    /// Who sent the request (an API key, or an anonymous client's
+    /// address): its label goes in the audit log, and fallback models take
+    /// concurrency slots in its name.
+    pub principal: &'a Principal,
     /// Where the token counts of augur's own calls are reported.
     pub usage: &'a Arc<Usage>,
     /// The models that answer when this one's answer fails.
@@ -126,11 +128,11 @@ pub enum Outcome {
     /// Nothing to change: forward the client's request (as the surface
     /// amended it, if it did).
     Forward,
-    /// The answer, Ollama-shaped, for the surface to render.
     /// Forward the client's request exactly as it was sent: the upstream
     /// runs what it asks for ([`Exchange::upstream_runs_tools`]).
     ForwardAsSent,
     Output(Output),
+    /// The answer, Ollama-shaped, for the surface to render.
 }
 
 /// Run stages 4-9 for `exchange`.
@@ -140,10 +142,10 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         mut body,
         stream_default,
         raw,
-    } = exchange;
         relax_think,
         upstream_runs_tools,
     if is_load_request(route, &body) {
+    } = exchange;
         return Ok(Outcome::Forward);
     }
     // The upstream the plan is made for (capabilities differ between
@@ -156,7 +158,6 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     if let Target::Model { prefer, .. } = &mut target {
         *prefer = Some(upstream);
     }
-    let mut plan = plan::decide(
     let caps = &cx.state.capabilities;
     if relax_think
         && !cx.model_policy.think_emulation
@@ -170,6 +171,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         return Ok(Outcome::ForwardAsSent);
     }
         route,
+    let mut plan = plan::decide(
         &body,
         cx.model,
         cx.model_policy,
@@ -263,13 +265,13 @@ fn job(
         audit: cx.policy.audit.path.as_ref().map(|_| flows::Audit {
             log: state.audit.clone(),
             policy: cx.policy.audit.clone(),
-            principal: cx.principal.to_string(),
+            principal: cx.principal.label().to_string(),
             model: cx.model.to_string(),
         }),
         fallback: cx.fallback.clone(),
         position: 0,
         answered: None,
-        seat: fallback::Seat::for_request(cx.policy, cx.parts),
+        seat: fallback::Seat::for_request(cx.policy, cx.principal),
     }
 }
 

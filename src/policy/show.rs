@@ -266,7 +266,7 @@ pub fn fallback_warnings(policy: &Policy, listed: impl Fn(&str) -> Option<bool>)
 
 /// Whether some upstream lists a (normalized) model name, as
 /// [`fallback_warnings`] asks, read from the upstreams' state
-/// ([`crate::upstream::Fleet::status_json`]): an upstream whose list is
+/// (`/-/upstreams`, as the fleet writes it): an upstream whose list is
 /// not known, or not shown whole, leaves a name it might have unknown.
 pub fn listed_by(upstreams: &Value) -> impl Fn(&str) -> Option<bool> + use<> {
     let mut names: HashSet<String> = HashSet::new();

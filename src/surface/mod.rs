@@ -233,7 +233,7 @@ async fn run(
         model: &model.raw,
         model_name: &model.name,
         model_policy: &model.policy,
-        principal: admitted.principal.label(),
+        principal: &admitted.principal,
         usage: &admitted.usage,
         fallback,
     };

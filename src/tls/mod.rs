@@ -96,7 +96,7 @@ impl ServerTls {
         })
     }
 
-    /// What [`crate::app::Accept::tls`] takes.
+    /// What the listener's accept loop takes.
     pub fn acceptor(&self) -> TlsAcceptor {
         self.acceptor.clone()
     }

@@ -129,7 +129,7 @@ impl Trail {
 
     /// The event that ends the stream with `message` (a 502 on the way).
     fn ending(&self, message: &str) -> Bytes {
-        use crate::surface::responses::{error_event, failed_event};
+        use crate::wire::responses_end::{error_event, failed_event};
         match &self.opened {
             Some((id, model)) => failed_event(id, model, self.next, 502, message),
             None => error_event(self.next, 502, message),

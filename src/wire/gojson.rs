@@ -5,7 +5,7 @@
 //! U+2028/U+2029 (ollama-python uses `str.splitlines`), so anything augur
 //! writes itself must escape them too.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Go's name for the kind of a JSON value in `encoding/json` type errors
 /// (`json: cannot unmarshal string into Go struct field …`).
@@ -18,6 +18,13 @@ pub fn json_kind(v: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+/// An object with its keys in the order Go writes a `map[string]any`.
+pub fn go_sorted(pairs: Vec<(&str, Value)>) -> Value {
+    let mut m: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    m.sort_keys();
+    Value::Object(m)
 }
 
 /// Compact JSON with Go's HTML-safe escaping.

@@ -8,9 +8,10 @@ pub mod gojson;
 pub mod json_scan;
 pub mod model_name;
 pub mod path;
+pub mod responses_end;
 pub mod upstream_error;
 
-pub use gojson::{created_at_now, json_kind, to_go_json};
+pub use gojson::{created_at_now, go_sorted, json_kind, to_go_json};
 pub use model_name::normalize_model_name;
 
 /// `text` as a header value, never refused: control characters, bytes

@@ -2,9 +2,8 @@
 //! answers, what the chain came to, and where a fallback model's
 //! concurrency slot comes from.
 
-use std::{fmt::Display, net::IpAddr, sync::Arc};
+use std::{fmt::Display, sync::Arc};
 
-use http::request::Parts;
 use serde_json::Value;
 
 use super::super::attempts::Completed;
@@ -13,7 +12,6 @@ use crate::{
     limits::{LimitError, Limits, Permit, Principal},
     policy::{Fallback, FallbackOn, Policy},
     telemetry::Timing,
-    upstream::ClientInfo,
 };
 
 /// Why a fallback model answered.
@@ -64,22 +62,12 @@ pub struct Seat {
 }
 
 impl Seat {
-    /// The seat of a request running under `policy`, for the principal
-    /// admission established (`parts`' [`crate::ingress::Admitted`]; the
-    /// client's address when there is none).
-    pub(crate) fn for_request(policy: &Arc<Policy>, parts: &Parts) -> Self {
-        let principal = match parts.extensions.get::<crate::ingress::Admitted>() {
-            Some(admitted) => admitted.principal.clone(),
-            None => Principal::anonymous(
-                parts
-                    .extensions
-                    .get::<ClientInfo>()
-                    .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.ip),
-            ),
-        };
+    /// The seat of a request running under `policy` for `principal`, as
+    /// admission established them.
+    pub(crate) fn for_request(policy: &Arc<Policy>, principal: &Principal) -> Self {
         Self {
             policy: policy.clone(),
-            principal,
+            principal: principal.clone(),
             _held: None,
         }
     }

@@ -46,12 +46,7 @@ pub(super) fn quote(s: &str) -> String {
     out
 }
 
-/// An object with its keys in the order Go writes a `map[string]any`.
-pub(super) fn sorted(pairs: Vec<(&str, Value)>) -> Value {
-    let mut m: Map<String, Value> = pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-    m.sort_keys();
-    Value::Object(m)
-}
+pub(super) use crate::wire::go_sorted as sorted;
 
 /// `v` with every object's keys sorted, at every depth: a client's JSON
 /// decoded into `map[string]any` and written again. Depth is bounded by

@@ -16,15 +16,14 @@
 //! `crate::upstream`; before the response opened: an `error` event).
 
 mod echo;
-mod failed;
 mod go;
 mod hosted;
 pub mod request;
 pub mod response;
 mod stream;
 
+pub use crate::wire::responses_end::{error_event, failed_event};
 pub use echo::Echo;
-pub use failed::{error_event, failed_event};
 pub use request::{Translated, translate};
 pub use response::{Meta, render};
 

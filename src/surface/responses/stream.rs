@@ -317,7 +317,7 @@ impl Converter {
     pub(super) fn fail(&mut self, err: &ProxyError) -> Vec<Bytes> {
         let mut out = self.process(&json!({}));
         self.done = true;
-        out.push(super::failed::failed_event(
+        out.push(crate::wire::responses_end::failed_event(
             &self.meta.response_id,
             &self.meta.model,
             self.sequence,

@@ -1,12 +1,12 @@
-//! The events that end a Responses stream that failed part-way, the same
-//! whether augur rendered the stream ([`super::stream`]) or passed the
-//! upstream's own events through (`crate::upstream`): `response.failed`
-//! for a response already opened, else an `error` event.
+//! The events that end an OpenAI Responses stream that failed part-way,
+//! the same whether augur rendered the stream or passed the upstream's own
+//! events through: `response.failed` for a response already opened, else
+//! an `error` event.
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::go;
+use super::go_sorted as sorted;
 
 /// The `error.code` of a failed response for an HTTP `status`.
 fn code(status: u16) -> &'static str {
@@ -22,14 +22,14 @@ fn code(status: u16) -> &'static str {
 fn event(kind: &str, sequence: u64, mut pairs: Vec<(&str, Value)>) -> Bytes {
     pairs.push(("type", json!(kind)));
     pairs.push(("sequence_number", json!(sequence)));
-    let data = crate::wire::to_go_json(&go::sorted(pairs));
+    let data = super::to_go_json(&sorted(pairs));
     Bytes::from(format!("event: {kind}\ndata: {data}\n\n"))
 }
 
 /// `response.failed` for the response `id` of `model`, event number
 /// `sequence`, failed with `status` and `message`.
 pub fn failed_event(id: &str, model: &str, sequence: u64, status: u16, message: &str) -> Bytes {
-    let response = go::sorted(vec![
+    let response = sorted(vec![
         ("id", json!(id)),
         ("object", json!("response")),
         ("status", json!("failed")),
@@ -37,14 +37,14 @@ pub fn failed_event(id: &str, model: &str, sequence: u64, status: u16, message: 
         ("output", json!([])),
         (
             "error",
-            go::sorted(vec![
+            sorted(vec![
                 ("code", json!(code(status))),
                 ("message", json!(message)),
             ]),
         ),
         (
             "usage",
-            go::sorted(vec![
+            sorted(vec![
                 ("input_tokens", json!(0)),
                 ("output_tokens", json!(0)),
                 ("total_tokens", json!(0)),
