@@ -301,3 +301,75 @@ async fn a_fallback_name_that_is_not_a_model_name_is_refused_and_the_last_policy
     assert_eq!(header(&r, "x-augur-model"), Some("grand"));
     assert_eq!(header(&r, "x-evil"), None);
 }
+
+#[tokio::test]
+async fn streamed_thinking_with_a_schema_and_no_retries_falls_back() {
+    // No `a`: nothing to repair.
+    let bad = r#"{"reasoning": "Counting.", "answer": {"b": 1}}"#;
+    let good = r#"{"reasoning": "Counting again.", "answer": {"a": 7}}"#;
+    // Names of their own: the fallback counter is shared by the tests here.
+    let minor = scripted("minor", &[bad]).await;
+    let major = scripted("major", &[good]).await;
+    let policy = "models:\n  \
+        minor: {validate: {max_retries: 0}, fallback: {models: [major]}}\n  \
+        slight: {validate: {max_retries: 0, on_failure: pass}, \
+                fallback: {models: [\"nosuch:model\"]}}\n";
+    let augur = augur_for(&minor, &major, policy).await;
+    let mut body = ask("minor", schema(), true);
+    body["think"] = json!(true);
+    let r = post(&augur, "/api/chat", &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-emulated"), Some("thinking"));
+    let chunks = ndjson(&r.text().await.unwrap());
+    let text = |field: &str| -> String {
+        chunks
+            .iter()
+            .filter_map(|c| c["message"][field].as_str())
+            .collect()
+    };
+    assert_eq!(
+        text("thinking"),
+        "Counting.",
+        "the first thinking only: {chunks:?}"
+    );
+    assert_eq!(text("content"), VALID, "{chunks:?}");
+    // Headers went out first: the done chunk says who answered.
+    let done = chunks.last().unwrap();
+    assert_eq!(done["done"], true, "{done}");
+    assert_eq!(done["augur_model"], "major", "{done}");
+    assert_eq!(done["augur_fallback"], "invalid", "{done}");
+    assert!(chunks.iter().all(|c| c["model"] == "minor"), "{chunks:?}");
+    // The streamed answer was the requested model's one attempt.
+    assert_eq!(
+        (minor.requests("/api/chat"), major.requests("/api/chat")),
+        (1, 1)
+    );
+
+    // A chain that fails: `on_failure` decides over the streamed answer.
+    let slight = scripted("slight", &[bad]).await;
+    let augur = augur_for(&slight, &major, policy).await;
+    let mut body = ask("slight", schema(), true);
+    body["think"] = json!(true);
+    let r = post(&augur, "/api/chat", &body).await;
+    assert_eq!(r.status(), 200);
+    let chunks = ndjson(&r.text().await.unwrap());
+    let content: String = chunks
+        .iter()
+        .filter_map(|c| c["message"]["content"].as_str())
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&content).unwrap(),
+        json!({"b": 1}),
+        "{chunks:?}"
+    );
+    let done = chunks.last().unwrap();
+    assert_eq!(done["augur_fallback"], "failed", "{done}");
+    assert_eq!(done["augur_validation"], "invalid", "{done}");
+    assert_eq!(done.get("augur_model"), None, "{done}");
+    // The streamed attempt, then the fallback's (a 404 no client sees).
+    assert_eq!(slight.requests("/api/chat"), 2);
+    assert_eq!(
+        slight.last_json("/api/chat").unwrap()["model"],
+        "nosuch:model"
+    );
+}

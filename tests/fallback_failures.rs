@@ -3,19 +3,21 @@
 //! fallback model is passed over; when none is left, `on_failure` decides
 //! over the best answer so far (`X-Augur-Fallback: failed`), and its own
 //! error never reaches the client. Also: streamed emulated tools with
-//! `validate.max_retries: 0` fall back, and `GET /-/policies` warns about
-//! fallback models no upstream lists.
+//! `validate.max_retries: 0` fall back, a client that leaves while a
+//! fallback model generates cancels it (and nothing more is asked), and
+//! `GET /-/policies` warns about fallback models no upstream lists.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use augur::{app::AppState, config::Config};
 use common::{Augur, client, header, metric, named, ndjson, post};
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
+use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 fn schema() -> Value {
     json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})
@@ -237,6 +239,86 @@ async fn streamed_tools_without_retries_fall_back() {
             (a.requests("/api/chat"), b.requests("/api/chat")),
             (sent, sent)
         );
+    }
+}
+
+/// Wait until `f` holds, for up to `timeout`.
+async fn until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while !f() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    true
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_during_a_fallback_cancels_it() {
+    // `dribble` answers the user message, 2 characters every 20 ms:
+    // seconds of generation, and no `a` in it.
+    let content = "x".repeat(400);
+    let thought = r#"{"reasoning": "Counting.", "answer": {"b": 1}}"#;
+    let a = scripted(&[("scant", &["no", "no", thought]), ("ample", &[])]).await;
+    let b = FakeOllama::builder().models(&["dribble"]).start().await;
+    // Had the cancelled fallback counted as a failed one, `ample` would
+    // be asked next.
+    let policy = "models:\n  \
+        scant: {validate: {max_retries: 0}, fallback: {models: [dribble, ample]}}\n";
+    let augur = augur_for(&a, &b, policy).await;
+    // Whole; streamed, held for validation; streamed with emulated
+    // thinking (its thinking went out before the fallback was asked).
+    let modes = [
+        ("whole", false, false),
+        ("buffered", true, false),
+        ("thinking", true, true),
+    ];
+    for (i, (mode, stream, think)) in modes.into_iter().enumerate() {
+        let mut body = ask("scant", schema(), stream);
+        body["messages"][0]["content"] = json!(content);
+        if think {
+            body["think"] = json!(true);
+        }
+        let body = serde_json::to_vec(&body).unwrap();
+        let mut socket = TcpStream::connect(augur.addr).await.unwrap();
+        let head = format!(
+            "POST /api/chat HTTP/1.1\r\nHost: augur\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket.write_all(&body).await.unwrap();
+        let generating = until(Duration::from_secs(10), || {
+            b.bodies().get(i).is_some_and(|l| l.pieces >= 5)
+        })
+        .await;
+        assert!(generating, "{mode}: the fallback did not start");
+        let asked = a.requests("/api/chat");
+        assert_eq!(
+            asked,
+            i as u64 + 1,
+            "{mode}: the requested model's one attempt"
+        );
+        drop(socket);
+        let left = Instant::now();
+        until(Duration::from_secs(3), || {
+            b.bodies().iter().all(|l| l.ended.is_some())
+        })
+        .await;
+        // Long enough for another attempt to have been sent, had one been.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let bodies = b.bodies();
+        let fallback = &bodies[i];
+        assert!(!fallback.completed, "{mode}: {fallback:?}");
+        let cancelled_after = fallback.ended.map(|e| e.saturating_duration_since(left));
+        eprintln!("{mode}: cancelled after {cancelled_after:?}");
+        assert!(
+            cancelled_after.is_some_and(|d| d <= Duration::from_secs(1)),
+            "{mode}: cancelled after {cancelled_after:?}"
+        );
+        assert_eq!(bodies.len(), i + 1, "{mode}: {bodies:?}");
+        assert_eq!(a.requests("/api/chat"), asked, "{mode}");
     }
 }
 

@@ -4,7 +4,8 @@
 //! same way. An answer with a schema is held (bounded), validated and
 //! repaired before it is sent; when it is still invalid, and nothing of it
 //! was sent, the whole-answer path (retries with feedback) answers and
-//! only its answer is sent, the thinking having gone out already.
+//! only its answer is sent, the thinking having gone out already. With no
+//! retries left, the fallback models (if any) answer the same way.
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -148,6 +149,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
             if !output::send(tx, Ok(c)).await {
                 return Ok(());
             }
+            sent_thinking = true;
         }
         match structured {
             None if !sent_answer => {
@@ -168,6 +170,14 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 let invalid = !interp.violations.is_empty() && job.validate.enabled;
                 if invalid && job.validate.max_retries > 0 {
                     return job.stream_complete(job.route, tx, true, None).await;
+                }
+                // No retries left: the streamed answer was this model's one
+                // attempt, and the fallback models answer after it
+                // (`on_failure` deciding only when none is left).
+                if invalid && job.may_fall_back() {
+                    return job
+                        .stream_whole(tx, sent_thinking, raw, &mut lines, Some(last))
+                        .await;
                 }
                 if invalid && job.validate.on_failure == OnFailure::Error {
                     metrics::counter!("augur_validation_rejected_total").increment(1);
