@@ -58,7 +58,8 @@ fn main() {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let set = tools::ToolSet::from_request_cached(&declared).expect("tools");
+        let set = tools::ToolSet::from_request_cached(&declared, augur::schema::FormatForms::Exact)
+            .expect("tools");
         let choice = tools::ToolChoice::from_request(None, &set).expect("choice");
         let format = tools::build_format(&set, &choice, true, None);
         let instruction = tools::instruction(&set, &choice, true, "What is the weather in Paris?");

@@ -222,6 +222,53 @@ async fn a_megabyte_of_nested_any_of_is_refused_cheaply() {
     assert!(cost.rss_growth < 100 * MB, "{}", cost.rss_growth);
 }
 
+/// Unicode classes and `(?i)` under counted repetitions compile to far
+/// more than their text suggests: 8 KB of `(?i)^[\p{L}' -]{1,14}…$`
+/// patterns took 89 MB to compile (8 KB of `(?i)[\p{L}]{1,40}…`, 268 MB
+/// and 2 s of CPU) when patterns were priced by their text. Priced by what they compile to, such a schema is refused as
+/// over the budget like any other, before anything is compiled, and so is
+/// one such pattern; a 500 KB pattern is judged in one pass (it took 32 s
+/// when every unclosed `\p{` searched the rest of the pattern).
+#[tokio::test]
+async fn unicode_patterns_are_refused_by_what_they_compile_to() {
+    let fake = FakeOllama::builder().start().await;
+    let p = start(&fake, None).await;
+    let mut names = Map::new();
+    while Value::Object(names.clone()).to_string().len() < 8 * 1024 {
+        let i = names.len();
+        let pattern = format!("(?i)^[\\p{{L}}' -]{{1,14}}{i}$");
+        names.insert(
+            format!("name{i}"),
+            json!({"type": "string", "pattern": pattern}),
+        );
+    }
+    let one = |pattern: &str| json!({"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}});
+    let cases = [
+        (
+            json!({"type": "object", "properties": names}),
+            "format schema too complex: its patterns expand to more than 50000 automaton states (limit)",
+        ),
+        (
+            one(r"^\p{L}{1,50}$"),
+            "format schema too complex: the pattern at /properties/a expands to more than 10000 automaton states (limit)",
+        ),
+        (one(&r"\p{".repeat(170_000)), "invalid"),
+    ];
+    for (schema, expect) in &cases {
+        let ((status, text), cost) = measure(&p, post(&p, "/api/chat", &chat(schema))).await;
+        eprintln!(
+            "{expect}: {status}; {:?} CPU, RSS {:+} KiB",
+            cost.cpu,
+            cost.rss_growth / 1024
+        );
+        assert_eq!(status, 400, "{text}");
+        assert!(text.contains(expect), "{text}");
+        assert!(cost.cpu < Duration::from_secs(2), "{:?}", cost.cpu);
+        assert!(cost.rss_growth < 50 * MB, "{}", cost.rss_growth);
+    }
+    assert_eq!(upstream_calls(&fake), 0);
+}
+
 #[tokio::test]
 async fn schemas_that_cannot_be_compiled_are_refused_before_any_model_call() {
     // The answer violates every schema below; it must never come back as
