@@ -4,6 +4,8 @@
 //! limit. Schemas the upstream's grammar converter rejects are degraded
 //! and retried.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use crate::{
@@ -126,16 +128,19 @@ pub async fn complete(
     let max_attempts = if vp.enabled { 1 + vp.max_retries } else { 1 };
     let mut retry = Retry::new(route, body);
     retry.set_text_mode(matches!(expect, Expect::Tools { text: Some(_), .. }));
+    // Answers are read off the event loop, which needs their expectation
+    // owned: cloned once here (tool sets and screens are shared).
+    let owned = Arc::new(expect.clone());
     // Text mode, after an answer that could not be read: grammar mode.
-    let mut grammar: Option<Expect> = None;
+    let mut grammar: Option<Arc<Expect>> = None;
     let mut attempts = 0u32;
     if let Some(seed) = seed.filter(|_| max_attempts > 1) {
-        let interp = interpret(&seed.text, expect, validators, vp.repair);
-        if seed.truncated || !interp.violations.is_empty() {
+        let read = read_answer(seed.text, &owned, validators, vp.repair, false).await?;
+        if seed.truncated || !read.interp.violations.is_empty() {
             attempts = 1;
             let failed = Failed {
-                text: &seed.text,
-                interp: &interp,
+                text: &read.text,
+                interp: &read.interp,
                 truncated: seed.truncated,
             };
             plan_next(&mut retry, &mut grammar, expect, route, failed);
@@ -157,19 +162,19 @@ pub async fn complete(
             }
             Err(e) => return Err(e),
         };
-        let text = answer_text(route, &response);
-        let current = grammar.as_ref().unwrap_or(expect);
-        let mut interp = interpret(&text, current, validators, vp.repair);
         let truncated = cut_short(&response);
-        if truncated
-            && !interp.violations.is_empty()
-            && let Some(plain) = super::retry::plain::recover(&text, current, validators)
-        {
+        let current = grammar.as_ref().unwrap_or(&owned);
+        let text = answer_text(route, &response);
+        let Read {
+            text,
+            interp,
+            plain,
+        } = read_answer(text, current, validators, vp.repair, truncated).await?;
+        if plain {
             tracing::info!(
                 attempt = attempts,
                 "a plain answer was cut by the token limit"
             );
-            interp = plain;
         }
         let valid = interp.violations.is_empty();
         // Every upstream call counts, degraded ones included.
@@ -239,6 +244,48 @@ pub fn streamed(
     }
 }
 
+/// An answer read by [`read_answer`].
+struct Read {
+    /// The model's text.
+    text: String,
+    interp: Interp,
+    /// The answer was cut short and failed, and is taken as a plain answer
+    /// cut by the token limit ([`super::retry::plain::recover`]).
+    plain: bool,
+}
+
+/// [`interpret`] `text` under `expect`, and when the answer was `cut`
+/// short and fails, recover it as a plain answer cut by the token limit if
+/// it is one. This is the CPU-heavy reading of a whole answer (schema
+/// validation and repair, calls written as text, the calls' screening), so
+/// it runs off the event loop ([`super::offload`]).
+async fn read_answer(
+    text: String,
+    expect: &Arc<Expect>,
+    validators: &Validators,
+    repair: bool,
+    cut: bool,
+) -> Result<Read, ProxyError> {
+    let (expect, validators) = (expect.clone(), validators.clone());
+    super::offload::cpu(move || {
+        let mut interp = interpret(&text, &expect, &validators, repair);
+        let mut plain = false;
+        if cut
+            && !interp.violations.is_empty()
+            && let Some(recovered) = super::retry::plain::recover(&text, &expect, &validators)
+        {
+            interp = recovered;
+            plain = true;
+        }
+        Read {
+            text,
+            interp,
+            plain,
+        }
+    })
+    .await
+}
+
 /// An attempt that failed.
 struct Failed<'a> {
     text: &'a str,
@@ -253,7 +300,7 @@ struct Failed<'a> {
 /// [`super::retry`] plans.
 fn plan_next(
     retry: &mut Retry,
-    grammar: &mut Option<Expect>,
+    grammar: &mut Option<Arc<Expect>>,
     expect: &Expect,
     route: Route,
     failed: Failed<'_>,
@@ -268,7 +315,7 @@ fn plan_next(
             );
             body.insert("stream".into(), Value::Bool(false));
             *retry = Retry::new(route, body);
-            *grammar = Some(switched);
+            *grammar = Some(Arc::new(switched));
             super::retry::Cause::Grammar
         }
         None => retry.after(failed.text, &failed.interp.violations, failed.truncated),

@@ -209,15 +209,23 @@ pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Compl
     if completed.invalid || completed.interp.calls.is_empty() {
         return Ok(completed);
     }
-    let screened = screen.screen(set, std::mem::take(&mut completed.interp.calls));
+    // Judging calls against the conversation (indexing it, searching it)
+    // is CPU work on a large one: off the event loop.
+    let calls = std::mem::take(&mut completed.interp.calls);
+    let (screen, set) = (screen.clone(), set.clone());
+    let (screened, unrelated) = super::offload::cpu(move || {
+        let screened = screen.screen(&set, calls);
+        let unrelated = !screened.calls.is_empty()
+            && screened.calls.iter().all(|c| screen.is_unrelated(&set, c));
+        (screened, unrelated)
+    })
+    .await?;
     let dropped = if screened.ungrounded > 0 {
         vec![DROPPED_UNGROUNDED.to_string()]
     } else {
         Vec::new()
     };
     completed.interp.repairs.extend(dropped.iter().cloned());
-    let unrelated =
-        !screened.calls.is_empty() && screened.calls.iter().all(|c| screen.is_unrelated(set, c));
     let repeats_only = !screened.repeats.is_empty() && screened.calls.is_empty();
     if !unrelated && !repeats_only {
         note_dropped(screened.ungrounded, screened.repeats.len());

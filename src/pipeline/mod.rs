@@ -97,10 +97,10 @@ impl Exchange {
             upstream_runs_tools: false,
         }
     }
-
 }
 /// Who and what an exchange runs for, as admission established it.
 pub struct Context<'a> {
+
     pub state: &'a AppState,
     /// The client request's head: its headers go upstream with augur's own
     /// calls; its extensions hold the client's address and timing.
@@ -131,10 +131,10 @@ pub enum Outcome {
     /// Forward the client's request exactly as it was sent: the upstream
     /// runs what it asks for ([`Exchange::upstream_runs_tools`]).
     ForwardAsSent,
-    Output(Output),
     /// The answer, Ollama-shaped, for the surface to render.
 }
 
+    Output(Output),
 /// Run stages 4-9 for `exchange`.
 pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyError> {
     let Exchange {
@@ -144,10 +144,10 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         raw,
         relax_think,
         upstream_runs_tools,
-    if is_load_request(route, &body) {
     } = exchange;
         return Ok(Outcome::Forward);
     }
+    if is_load_request(route, &body) {
     // The upstream the plan is made for (capabilities differ between
     // boxes); calls go there first.
     let mut target = Target::Model {
@@ -170,10 +170,10 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     {
         return Ok(Outcome::ForwardAsSent);
     }
-        route,
     let mut plan = plan::decide(
         &body,
         cx.model,
+        route,
         cx.model_policy,
         (caps, upstream),
         stream_default,

@@ -10,5 +10,6 @@ mod common;
 
 mod caches;
 mod connections;
+mod offload;
 mod policies;
 mod schemas;
