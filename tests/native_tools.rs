@@ -1,5 +1,5 @@
-//! Native tool calls held to the guarantees of emulated ones (whole
-//! `/api/chat` answers): arguments checked against the declared tool's
+//! Native tool calls held to the guarantees of emulated ones (whole and
+//! streamed `/api/chat` answers): arguments checked against the declared tool's
 //! schema, repaired deterministically, retried with the violations as
 //! feedback, `validate.on_failure` deciding after the last attempt; an
 //! empty answer asked once more; a valid answer untouched. Against the
@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{client, header, live::Live, metric, metrics};
+use common::{client, header, live::Live, metric, metrics, ndjson};
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
 
@@ -286,5 +286,213 @@ async fn the_policy_turns_the_checks_off_per_model() {
     let r = ask(&live).await;
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-augur-repaired"), None);
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+}
+
+// Streamed: each call checked as it comes.
+
+/// The streamed chunks of `url`'s answer to a streamed `chat`.
+async fn stream(url: String) -> Vec<Value> {
+    let mut body = chat("native");
+    body["stream"] = json!(true);
+    let r = client().post(url).json(&body).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    ndjson(&r.text().await.unwrap())
+}
+
+/// The calls the chunks carry, in order.
+fn streamed_calls(chunks: &[Value]) -> Vec<Value> {
+    chunks
+        .iter()
+        .filter_map(|c| c["message"]["tool_calls"].as_array())
+        .flatten()
+        .map(|c| c["function"].clone())
+        .collect()
+}
+
+/// The done chunk (the last).
+fn done_of(chunks: &[Value]) -> &Value {
+    let last = chunks.last().unwrap();
+    assert_eq!(last["done"], true, "{chunks:?}");
+    last
+}
+
+/// A chunk without what differs between two answers of the fake.
+fn steady_chunk(mut v: Value) -> Value {
+    let fields = v.as_object_mut().unwrap();
+    fields.retain(|k, _| k != "created_at" && !k.ends_with("_duration"));
+    if let Some(calls) = v["message"]["tool_calls"].as_array_mut() {
+        for c in calls {
+            c.as_object_mut().unwrap().remove("id");
+        }
+    }
+    v
+}
+
+fn streamed_content(chunks: &[Value]) -> String {
+    chunks
+        .iter()
+        .filter_map(|c| c["message"]["content"].as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_valid_streamed_call_comes_through_unchanged() {
+    let handle = metrics();
+    let valid = call("get_weather", json!({"city": "Paris", "days": 2}));
+    let live = native_model(vec![valid.clone(), valid], "{}").await;
+    let direct = stream(format!("{}/api/chat", live.fake.url())).await;
+    let through = stream(live.url("/api/chat")).await;
+    assert_eq!(through.len(), direct.len(), "{through:?}");
+    for (a, b) in through.iter().zip(&direct) {
+        assert_eq!(steady_chunk(a.clone()), steady_chunk(b.clone()));
+    }
+    assert_eq!(
+        streamed_calls(&through),
+        [json!({"index": 0, "name": "get_weather", "arguments": {"city": "Paris", "days": 2}})]
+    );
+    assert!(done_of(&through).get("augur_repaired").is_none());
+    // One upstream call from augur (the other was the test's own).
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+    let text = handle.render();
+    assert!(metric(&text, "augur_native_calls_total", &["outcome=\"valid\""]) >= 1.0);
+}
+
+#[tokio::test]
+async fn a_streamed_call_is_repaired_and_reported() {
+    let live = native_model(
+        vec![call(
+            "get_weather",
+            json!({"city": "Paris", "days": "2", "unit": "C"}),
+        )],
+        "{}",
+    )
+    .await;
+    let chunks = stream(live.url("/api/chat")).await;
+    let calls = streamed_calls(&chunks);
+    assert_eq!(calls.len(), 1, "{chunks:?}");
+    assert_eq!(calls[0]["arguments"], json!({"city": "Paris", "days": 2}));
+    let repaired = done_of(&chunks)["augur_repaired"].as_str().unwrap();
+    assert!(repaired.contains("native_call_repaired"), "{repaired}");
+    assert_eq!(live.fake.requests("/api/chat"), 1);
+}
+
+#[tokio::test]
+async fn a_streamed_undeclared_tool_ends_in_an_error() {
+    let policy = "defaults:\n  validate: {max_retries: 0, on_failure: error}\n";
+    let live = native_model(vec![call("weather", json!({"city": "Paris"}))], policy).await;
+    let chunks = stream(live.url("/api/chat")).await;
+    assert!(streamed_calls(&chunks).is_empty(), "{chunks:?}");
+    let error = chunks.last().unwrap()["error"].as_str().unwrap();
+    assert!(error.contains("\"weather\""), "{error}");
+    assert!(error.contains("get_weather"), "{error}");
+    assert_eq!(live.fake.requests("/api/chat"), 1);
+}
+
+#[tokio::test]
+async fn a_streamed_undeclared_tool_is_asked_again() {
+    let live = native_model(
+        vec![
+            call("weather", json!({"city": "Paris"})),
+            call("get_weather", json!({"city": "Paris"})),
+        ],
+        "{}",
+    )
+    .await;
+    let chunks = stream(live.url("/api/chat")).await;
+    let calls = streamed_calls(&chunks);
+    assert_eq!(calls.len(), 1, "{chunks:?}");
+    assert_eq!(calls[0]["name"], "get_weather");
+    assert_eq!(calls[0]["arguments"], json!({"city": "Paris"}));
+    let repaired = done_of(&chunks)["augur_repaired"].as_str().unwrap();
+    assert!(repaired.contains("native_call_retried"), "{repaired}");
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+    let feedback = last_user(&live);
+    assert!(
+        feedback.contains("\"weather\" is not a declared tool"),
+        "{feedback}"
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_invalid_call_passes_marked_invalid_when_the_policy_says() {
+    let policy = "defaults:\n  validate: {max_retries: 0, on_failure: pass}\n";
+    let live = native_model(vec![call("get_weather", json!({"town": 7}))], policy).await;
+    let chunks = stream(live.url("/api/chat")).await;
+    let calls = streamed_calls(&chunks);
+    assert_eq!(calls.len(), 1, "{chunks:?}");
+    assert_eq!(calls[0]["arguments"], json!({"town": 7}));
+    assert_eq!(done_of(&chunks)["augur_validation"], "invalid");
+    assert_eq!(live.fake.requests("/api/chat"), 1);
+}
+
+#[tokio::test]
+async fn a_lost_streamed_answer_is_recovered() {
+    let envelope = r#"{"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}}]}"#;
+    let replies = vec![
+        fake_ollama::tool_calls_reply(&json!([])),
+        envelope.to_string(),
+    ];
+    let fake = FakeOllama::builder()
+        .script_tools("native", replies)
+        .start()
+        .await;
+    let live = Live::with_fake(fake, "{}").await;
+    let chunks = stream(live.url("/api/chat")).await;
+    let calls = streamed_calls(&chunks);
+    assert_eq!(calls.len(), 1, "{chunks:?}");
+    assert_eq!(calls[0]["name"], "get_weather");
+    assert_eq!(calls[0]["arguments"], json!({"city": "Paris"}));
+    assert_eq!(streamed_content(&chunks), "");
+    let repaired = done_of(&chunks)["augur_repaired"].as_str().unwrap();
+    assert!(repaired.contains("lost_call_recovered"), "{repaired}");
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+    let last = live.fake.last_request().unwrap();
+    let body: Value = serde_json::from_slice(&last.body).unwrap();
+    assert!(body.get("tools").is_none(), "{body}");
+}
+
+#[tokio::test]
+async fn streamed_plain_text_comes_through_unchanged() {
+    let text = "It is sunny in Paris today, with a high of 21 degrees.";
+    let fake = FakeOllama::builder()
+        .script_tools("native", vec![text.to_string(), text.to_string()])
+        .start()
+        .await;
+    let live = Live::with_fake(fake, "{}").await;
+    let direct = stream(format!("{}/api/chat", live.fake.url())).await;
+    let through = stream(live.url("/api/chat")).await;
+    assert_eq!(streamed_content(&through), text);
+    assert_eq!(streamed_content(&through), streamed_content(&direct));
+    // Streamed as it came, not gathered into one chunk.
+    let pieces = through
+        .iter()
+        .filter(|c| {
+            c["message"]["content"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty())
+        })
+        .count();
+    assert!(pieces > 2, "{through:?}");
+    assert!(streamed_calls(&through).is_empty());
+    let done = steady_chunk(done_of(&through).clone());
+    assert_eq!(done, steady_chunk(done_of(&direct).clone()));
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+}
+
+#[tokio::test]
+async fn the_policy_turns_the_streamed_checks_off_per_model() {
+    let bad = call("weather", json!({"town": 7}));
+    let empty = json!([]);
+    let policy = "models:\n  native*:\n    tools: {native: {validate: false, recover: false}}\n";
+    let live = native_model(vec![bad, empty], policy).await;
+    let chunks = stream(live.url("/api/chat")).await;
+    let calls = streamed_calls(&chunks);
+    assert_eq!(calls.len(), 1, "{chunks:?}");
+    assert_eq!(calls[0]["name"], "weather");
+    assert!(done_of(&chunks).get("augur_validation").is_none());
+    let chunks = stream(live.url("/api/chat")).await;
+    assert!(streamed_calls(&chunks).is_empty(), "{chunks:?}");
+    assert!(done_of(&chunks).get("augur_repaired").is_none());
     assert_eq!(live.fake.requests("/api/chat"), 2);
 }

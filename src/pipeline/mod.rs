@@ -32,6 +32,8 @@ pub mod interpret;
 pub mod native;
 pub mod native_check;
 pub mod native_recover;
+pub mod native_stream;
+pub(crate) mod offload;
 pub mod output;
 pub mod plan;
 pub mod prepare;
@@ -98,9 +100,9 @@ impl Exchange {
         }
     }
 }
+
 /// Who and what an exchange runs for, as admission established it.
 pub struct Context<'a> {
-
     pub state: &'a AppState,
     /// The client request's head: its headers go upstream with augur's own
     /// calls; its extensions hold the client's address and timing.
@@ -132,9 +134,9 @@ pub enum Outcome {
     /// runs what it asks for ([`Exchange::upstream_runs_tools`]).
     ForwardAsSent,
     /// The answer, Ollama-shaped, for the surface to render.
+    Output(Output),
 }
 
-    Output(Output),
 /// Run stages 4-9 for `exchange`.
 pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyError> {
     let Exchange {
@@ -145,9 +147,9 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         relax_think,
         upstream_runs_tools,
     } = exchange;
+    if is_load_request(route, &body) {
         return Ok(Outcome::Forward);
     }
-    if is_load_request(route, &body) {
     // The upstream the plan is made for (capabilities differ between
     // boxes); calls go there first.
     let mut target = Target::Model {
@@ -171,9 +173,9 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         return Ok(Outcome::ForwardAsSent);
     }
     let mut plan = plan::decide(
+        route,
         &body,
         cx.model,
-        route,
         cx.model_policy,
         (caps, upstream),
         stream_default,

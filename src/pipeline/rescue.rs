@@ -48,7 +48,7 @@ pub async fn run(
     stream: bool,
 ) -> Result<Output, ProxyError> {
     if stream {
-        return super::rescue_stream::run(job, set, raw).await;
+        return super::rescue_stream::run(job, (set, checks), raw).await;
     }
     let path = job.route.path();
     let mut response = match raw {

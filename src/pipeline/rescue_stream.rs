@@ -6,7 +6,9 @@
 //! reports `augur_repaired: "text_tool_call"` when something was rescued.
 //!
 //! Once the model sends calls of its own, its parser works: what was held
-//! goes out and the rest passes through unread.
+//! goes out, and the rest passes through with each of its calls checked
+//! against its tool (repaired, held while invalid, retried whole) and a
+//! lost answer asked once more: [`super::native_stream`].
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -25,13 +27,19 @@ use crate::{
 use super::{
     call::Lines,
     flows::{self, Job},
+    native::{self, Checks},
+    native_stream::{self, Admit, Gate},
     output::{self, Item, Output},
     plan::Route,
     rescue::{TEXT_TOOL_CALL, admit, has_calls},
 };
 
-/// Start the stream.
-pub async fn run(job: Job, set: ToolSet, raw: Option<Bytes>) -> Result<Output, ProxyError> {
+/// Start the stream, native calls checked as `checks` says.
+pub async fn run(
+    job: Job,
+    (set, checks): (ToolSet, Checks),
+    raw: Option<Bytes>,
+) -> Result<Output, ProxyError> {
     let path = job.route.path();
     let lines = match raw {
         Some(bytes) => job.ctx.lines_raw(path, bytes).await?,
@@ -45,11 +53,13 @@ pub async fn run(job: Job, set: ToolSet, raw: Option<Bytes>) -> Result<Output, P
         http::HeaderMap::new(),
         |tx| async move {
             let mut pump = Pump {
+                gate: Gate::new(&job, checks),
                 job,
                 set: set.clone(),
                 reader: Some(TextStream::new(&set)),
                 sent_calls: 0,
                 repairs: Vec::new(),
+                committed: false,
                 tx,
             };
             pump.run(lines).await
@@ -70,6 +80,10 @@ struct Pump {
     reader: Option<TextStream>,
     sent_calls: usize,
     repairs: Vec<String>,
+    /// The checks of the model's own calls.
+    gate: Gate,
+    /// Content or a call went out (thinking does not count).
+    committed: bool,
     tx: mpsc::Sender<Item>,
 }
 
@@ -77,37 +91,38 @@ impl Pump {
     async fn run(&mut self, mut lines: Lines) -> Result<(), ProxyError> {
         let mut model = Value::Null;
         while let Some(item) = lines.next().await {
-            let chunk = item?;
+            let mut chunk = item?;
             model = chunk.get("model").cloned().unwrap_or(Value::Null);
             let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
-            let Some(reader) = self.reader.as_mut() else {
-                if !self.send(chunk).await || done {
-                    return Ok(());
+            if let Some(reader) = self.reader.as_mut() {
+                if has_calls(chunk.pointer("/message/tool_calls")) {
+                    let mut rest = reader.feed(content(&chunk));
+                    rest.extend(reader.finish());
+                    self.reader = None;
+                    let outs = self.outs(rest);
+                    if !self.send_outs(&model, outs).await {
+                        return Ok(());
+                    }
+                    chunk = with_content(chunk, "");
+                } else {
+                    let mut events = reader.feed(content(&chunk));
+                    if done {
+                        events.extend(reader.finish());
+                    }
+                    let outs = self.outs(events);
+                    if done {
+                        if self.send_outs(&model, outs).await {
+                            self.finish_text(chunk).await?;
+                        }
+                        return Ok(());
+                    }
+                    if !self.send_piece(chunk, outs).await {
+                        return Ok(());
+                    }
+                    continue;
                 }
-                continue;
-            };
-            if has_calls(chunk.pointer("/message/tool_calls")) {
-                let mut rest = reader.feed(content(&chunk));
-                rest.extend(reader.finish());
-                self.reader = None;
-                let outs = self.outs(rest);
-                let chunk = with_content(chunk, "");
-                if !self.send_outs(&model, outs).await || !self.send(chunk).await || done {
-                    return Ok(());
-                }
-                continue;
             }
-            let mut events = reader.feed(content(&chunk));
-            if done {
-                events.extend(reader.finish());
-            }
-            let outs = self.outs(events);
-            let sent = if done {
-                self.send_outs(&model, outs).await && self.send(self.done_chunk(chunk)).await
-            } else {
-                self.send_piece(chunk, outs).await
-            };
-            if !sent || done {
+            if !self.native(chunk, done).await? || done {
                 return Ok(());
             }
         }
@@ -117,7 +132,112 @@ impl Pump {
             let outs = self.outs(reader.finish());
             self.send_outs(&model, outs).await;
         }
+        if self.gate.holding() {
+            let (held, verdict) = self.gate.take_held();
+            native_stream::fail(&self.job, &self.set, verdict.as_ref())?;
+            for chunk in held {
+                if !self.send(chunk).await {
+                    break;
+                }
+            }
+        } else {
+            self.gate.count_passed();
+        }
         Ok(())
+    }
+
+    /// A chunk after the model's first call of its own: its calls checked,
+    /// held from an invalid one on; `false` once the client is gone.
+    async fn native(&mut self, chunk: Value, done: bool) -> Result<bool, ProxyError> {
+        if self.gate.holding() {
+            if done {
+                return self.settle_held(chunk).await;
+            }
+            self.gate.hold(chunk);
+            return Ok(true);
+        }
+        let chunk = if has_calls(chunk.pointer("/message/tool_calls")) {
+            match self
+                .gate
+                .admit(&self.set, &self.job, chunk, &mut self.repairs)
+            {
+                Admit::Pass(chunk) => chunk,
+                Admit::Hold if done => {
+                    let done = self.gate.split_done();
+                    return self.settle_held(done).await;
+                }
+                Admit::Hold => return Ok(true),
+            }
+        } else {
+            chunk
+        };
+        if done {
+            self.gate.count_passed();
+            let chunk = self.reported(chunk, false);
+            return Ok(self.send(chunk).await);
+        }
+        Ok(self.send(chunk).await)
+    }
+
+    /// The done chunk of an answer with an invalid call held: retried
+    /// whole while nothing but thinking went out and retries are left,
+    /// else `validate.on_failure`.
+    async fn settle_held(&mut self, done: Value) -> Result<bool, ProxyError> {
+        let (held, verdict) = self.gate.take_held();
+        if !self.committed && self.job.validate.max_retries > 0 {
+            let whole = native_stream::whole(&held, &done);
+            let checks = Checks {
+                validate: true,
+                recover: false,
+            };
+            let settled = native::settle(&self.job, &self.set, checks, whole).await?;
+            return Ok(self.send_settled(settled, &done).await);
+        }
+        native_stream::fail(&self.job, &self.set, verdict.as_ref())?;
+        for chunk in held {
+            if !self.send(chunk).await {
+                return Ok(false);
+            }
+        }
+        let done = self.reported(done, true);
+        Ok(self.send(done).await)
+    }
+
+    /// The done chunk of an answer with no call of the model's own: a
+    /// lost answer asked once more, when nothing went out.
+    async fn finish_text(&mut self, chunk: Value) -> Result<(), ProxyError> {
+        let answer = with_content(chunk.clone(), "");
+        if self.gate.recover && !self.committed && native::is_lost(&answer) {
+            let checks = Checks {
+                validate: self.gate.validate,
+                recover: true,
+            };
+            let settled = native::settle(&self.job, &self.set, checks, answer).await?;
+            if !settled.report.repaired.is_empty() || settled.report.invalid {
+                self.send_settled(settled, &chunk).await;
+                return Ok(());
+            }
+        }
+        let chunk = self.done_chunk(chunk);
+        self.send(chunk).await;
+        Ok(())
+    }
+
+    /// A settled whole answer streamed: its content, its calls, its done
+    /// chunk with what was repaired.
+    async fn send_settled(&mut self, settled: native::Settled, done: &Value) -> bool {
+        let model = done.get("model").cloned().unwrap_or(Value::Null);
+        self.repairs.extend(settled.report.repaired);
+        let mut chunks = native_stream::chunks_of(&settled.response, &model);
+        let last = chunks
+            .pop()
+            .map(|c| self.reported(c, settled.report.invalid));
+        for chunk in chunks.into_iter().chain(last) {
+            if !self.send(chunk).await {
+                return false;
+            }
+        }
+        true
     }
 
     /// Events as what goes out: text, or calls checked against their
@@ -197,16 +317,38 @@ impl Pump {
 
     /// The done chunk, its content sent already, with what was repaired.
     fn done_chunk(&self, chunk: Value) -> Value {
-        let mut chunk = with_content(chunk, "");
-        if !self.repairs.is_empty()
-            && let Value::Object(f) = &mut chunk
-        {
-            f.insert("augur_repaired".into(), json!(self.repairs.join(", ")));
+        self.reported(with_content(chunk, ""), false)
+    }
+
+    /// `chunk` with what was repaired (each once), and marked invalid.
+    fn reported(&self, mut chunk: Value, invalid: bool) -> Value {
+        let Value::Object(f) = &mut chunk else {
+            return chunk;
+        };
+        if !self.repairs.is_empty() {
+            let mut seen: Vec<&str> = Vec::new();
+            for r in &self.repairs {
+                if !seen.contains(&r.as_str()) {
+                    seen.push(r);
+                }
+            }
+            f.insert("augur_repaired".into(), json!(seen.join(", ")));
+        }
+        if invalid {
+            f.insert("augur_validation".into(), json!("invalid"));
         }
         chunk
     }
 
-    async fn send(&self, chunk: Value) -> bool {
+    async fn send(&mut self, chunk: Value) -> bool {
+        let message = chunk.get("message");
+        let text = message
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.trim().is_empty());
+        if text || has_calls(message.and_then(|m| m.get("tool_calls"))) {
+            self.committed = true;
+        }
         output::send(&self.tx, Ok(chunk)).await
     }
 }
