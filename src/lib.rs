@@ -26,6 +26,7 @@ pub mod client_io;
 pub mod config;
 pub mod error;
 pub(crate) mod format;
+pub mod guard;
 pub mod ingress;
 pub(crate) mod limits;
 pub mod pipeline;

@@ -28,6 +28,7 @@ pub mod call_screen;
 pub mod checks;
 pub mod fallback;
 pub mod flows;
+pub(crate) mod guard;
 pub mod interpret;
 pub mod native;
 pub mod native_check;
@@ -143,7 +144,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         route,
         mut body,
         stream_default,
-        raw,
+        mut raw,
         relax_think,
         upstream_runs_tools,
     } = exchange;
@@ -167,7 +168,17 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     {
         plan::relax_think(&mut body);
     }
+    // A guard reads every answer: tools it does not offer are left out,
+    // and the request never goes upstream unread.
+    let guard = cx.model_policy.guard.clone().filter(|g| !g.is_empty());
+    let narrowed = guard
+        .as_ref()
+        .is_some_and(|g| guard::narrow_offer(g, &mut body));
+    if narrowed {
+        raw = None;
+    }
     if upstream_runs_tools
+        && guard.is_none()
         && !plan::emulates_tools(cx.model_policy, (caps, upstream), cx.model).await?
     {
         return Ok(Outcome::ForwardAsSent);
@@ -181,9 +192,17 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         stream_default,
     )
     .await?;
+    if narrowed && plan.is_passthrough() {
+        // The client's bytes hold the tools left out: send the body.
+        plan.rescue = Some(crate::tools::ToolSet::default());
+    }
     if plan.is_passthrough() {
         return Ok(Outcome::Forward);
     }
+    let guarded = |output: Output| match &guard {
+        Some(g) => guard::apply(g.clone(), output, cx.principal.label().to_string()),
+        None => Ok(output),
+    };
     if let Some(set) = plan.rescue.take() {
         // Only the answer is read: the request goes as the client sent it.
         let raw = raw.filter(|_| !plan.format_changed);
@@ -203,7 +222,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
             recover: cx.model_policy.native_recover,
         };
         let output = rescue::run(job, (set, checks), raw, stream).await?;
-        return Ok(Outcome::Output(output));
+        return Ok(Outcome::Output(guarded(output)?));
     }
     let emulated = emulated(&plan);
     note_emulation(cx.parts, emulated);
@@ -211,7 +230,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     let (upstream_body, expect) =
         prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
     let job = job(&cx, route, upstream_body, expect, emulated, target);
-    Ok(Outcome::Output(flows::run(job, delivery).await?))
+    Ok(Outcome::Output(guarded(flows::run(job, delivery).await?)?))
 }
 
 /// What a planned request emulates, for headers, logs and metrics.

@@ -197,7 +197,7 @@ pub async fn decide(
                     mode: policy.tools_mode,
                     text_format: policy.text_format,
                 });
-            } else if policy.rescues_text_calls() {
+            } else if policy.rescues_text_calls() || policy.guard.is_some() {
                 rescue = Some(set);
             }
         }

@@ -225,6 +225,15 @@ impl<'a> Builder<'a> {
                 Tri::Null => Tri::Null,
                 Tri::Set(f) => Tri::Set(Arc::new(super::fallback::compile(file, at, f)?)),
             },
+            guard: match s.tools.as_ref().map(|t| &t.guard) {
+                None | Some(Tri::Absent) => Tri::Absent,
+                Some(Tri::Null) => Tri::Null,
+                Some(Tri::Set(g)) => {
+                    Tri::Set(Arc::new(crate::guard::compile(g).map_err(|message| {
+                        PolicyError::invalid(file, format!("{at}.tools.guard"), message)
+                    })?))
+                }
+            },
             ..Overlay::default()
         };
         if let Some(e) = &s.emulate_tools {

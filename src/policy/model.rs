@@ -188,6 +188,9 @@ pub struct ModelPolicy {
     /// `tools.native.recover` (default on): an empty native answer (no
     /// calls, no content, tokens generated) is asked once more.
     pub native_recover: bool,
+    /// `tools.guard`: tools the caller may be handed and what their
+    /// arguments may hold; none by default.
+    pub guard: Option<std::sync::Arc<crate::guard::Guard>>,
     /// `tools: {mode}`; default grammar.
     pub tools_mode: ToolsMode,
     /// `tools: {text_format}`: the form text mode asks for; default python.
@@ -218,6 +221,7 @@ impl Default for ModelPolicy {
             rescue_text_calls: None,
             native_validate: true,
             native_recover: true,
+            guard: None,
             tools_mode: ToolsMode::Grammar,
             text_format: TextFormat::Python,
             advertise_capabilities: true,

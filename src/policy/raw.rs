@@ -112,6 +112,9 @@ pub struct RawTools {
     pub mode: Option<String>,
     pub text_format: Option<String>,
     pub native: Option<RawNative>,
+    /// `tools.guard`: replaced whole by a later block; `null` clears it.
+    #[serde(default)]
+    pub guard: Tri<crate::guard::RawGuard>,
 }
 
 /// `tools.native`: checks of a native-tools model's own calls.

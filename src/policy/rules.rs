@@ -156,6 +156,8 @@ pub struct Overlay {
     pub concurrency: Tri<RawConcurrency>,
     /// A block replaces the inherited one whole.
     pub fallback: Tri<Arc<Fallback>>,
+    /// `tools.guard`; a block replaces the inherited one whole.
+    pub guard: Tri<Arc<crate::guard::Guard>>,
 }
 
 fn set<T: Copy>(slot: &mut T, value: Option<T>) {
@@ -225,6 +227,11 @@ impl Overlay {
         }
         set(&mut p.native_validate, self.native_validate);
         set(&mut p.native_recover, self.native_recover);
+        match &self.guard {
+            Tri::Absent => {}
+            Tri::Null => p.guard = None,
+            Tri::Set(g) => p.guard = Some(g.clone()),
+        }
         set(&mut p.tools_mode, self.tools_mode);
         set(&mut p.text_format, self.text_format);
         set(&mut p.advertise_capabilities, self.advertise_capabilities);

@@ -46,6 +46,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
         add(native.recover.is_some(), "tools.native.recover");
         add(t.mode.is_some(), "tools.mode");
         add(t.text_format.is_some(), "tools.text_format");
+        add(!matches!(t.guard, Tri::Absent), "tools.guard");
     }
     add(s.advertise_capabilities.is_some(), "advertise_capabilities");
     add(!matches!(s.rate_limit, Tri::Absent), "rate_limit");
@@ -113,6 +114,7 @@ fn settings(p: &ModelPolicy) -> Value {
                 ToolsMode::Text => "text",
             },
             "text_format": p.text_format.name(),
+            "guard": p.guard.as_ref().map(|g| g.summary()),
         },
         "advertise_capabilities": p.advertise_capabilities,
         "rate_limit": rate_limit(p.rate_limit),

@@ -1,0 +1,140 @@
+use serde_json::json;
+
+use super::*;
+use crate::guard::{RawGuard, compile};
+
+fn guard(yaml: &str) -> Guard {
+    let raw: RawGuard = yaml_serde::from_str(yaml).unwrap();
+    compile(&raw).unwrap()
+}
+
+#[test]
+fn names_are_allowed_and_denied_by_globs() {
+    let g = guard("deny: ['shell_*']\nallow: ['get_*', 'shell_ls', 'fetch_url']\n");
+    assert!(g.offers("get_weather"));
+    assert!(!g.offers("shell_ls"), "deny wins");
+    assert!(!g.offers("delete_all"), "not allowed");
+    let v = g.judge("shell_rm", &json!({}));
+    assert!(v.blocked());
+    assert_eq!(v.findings[0].rule, "deny");
+    assert!(!g.judge("get_time", &json!({})).blocked());
+}
+
+#[test]
+fn private_urls_are_blocked_and_public_ones_pass() {
+    let g = guard("rules:\n  - id: ssrf\n    pointer: /url\n    url: {block_private: true}\n");
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://0177.1/",
+        "http://evil.com@127.0.0.1/",
+        "http://[::ffff:10.0.0.1]/",
+    ] {
+        let v = g.judge("fetch_url", &json!({"url": url}));
+        assert!(v.blocked(), "{url}");
+        assert_eq!(v.findings[0].rule, "ssrf");
+        assert!(!v.findings[0].why.contains(url), "the value is not echoed");
+    }
+    assert!(
+        g.judge("fetch_url", &json!({"url": "https://example.com/a"}))
+            .findings
+            .is_empty()
+    );
+    assert!(
+        g.judge("fetch_url", &json!({"other": 1}))
+            .findings
+            .is_empty(),
+        "absent"
+    );
+}
+
+#[test]
+fn url_schemes_and_hosts_narrow_further() {
+    let g = guard(
+        "rules:\n  - pointer: /url\n    url: {schemes: [https], hosts: ['*.example.com', example.com]}\n    action: flag\n",
+    );
+    let judge = |u: &str| g.judge("fetch", &json!({"url": u}));
+    assert!(judge("https://docs.example.com/x").findings.is_empty());
+    assert!(judge("https://example.com/").findings.is_empty());
+    let v = judge("http://docs.example.com/");
+    assert!(v.flagged() && !v.blocked());
+    assert!(judge("https://example.org/").flagged());
+    assert!(judge("https://example.com.evil.org/").flagged());
+}
+
+#[test]
+fn numbers_lengths_enums_and_patterns() {
+    let g = guard(
+        "rules:\n  - id: qty\n    tool: npc_give_item\n    pointer: /items/*/qty\n    minimum: 1\n    maximum: 10\n  - id: item\n    pointer: /items/*/name\n    enum: [sword, shield]\n  - id: short\n    pointer: /note\n    max_length: 5\n    action: log\n  - id: code\n    pointer: /code\n    pattern: '^[A-Z]{3}$'\n",
+    );
+    let ok = json!({"items": [{"name": "sword", "qty": 1}, {"name": "shield", "qty": 10}]});
+    assert!(g.judge("npc_give_item", &ok).findings.is_empty());
+    let v = g.judge(
+        "npc_give_item",
+        &json!({"items": [{"name": "sword", "qty": 999}]}),
+    );
+    assert_eq!(v.findings[0].rule, "qty");
+    assert!(
+        v.findings[0].why.contains("/items/0/qty"),
+        "{}",
+        v.findings[0].why
+    );
+    // The qty rule is for one tool only.
+    assert!(
+        g.judge("other", &json!({"items": [{"qty": 999}]}))
+            .findings
+            .is_empty()
+    );
+    let v = g.judge("x", &json!({"items": [{"name": "legendary_sword"}]}));
+    assert_eq!(v.findings[0].rule, "item");
+    let v = g.judge("x", &json!({"note": "too long"}));
+    assert!(!v.blocked() && !v.flagged() && v.findings.len() == 1, "log");
+    assert_eq!(
+        g.judge("x", &json!({"code": "ABCD"})).findings[0].rule,
+        "code"
+    );
+    assert!(g.judge("x", &json!({"code": "ABC"})).findings.is_empty());
+}
+
+#[test]
+fn paths_are_normalized_before_the_prefix_is_checked() {
+    let g = guard("rules:\n  - pointer: /path\n    path_prefix: [/srv/data]\n");
+    let blocked = |p: &str| g.judge("read_file", &json!({"path": p})).blocked();
+    assert!(!blocked("/srv/data/a.txt"));
+    assert!(!blocked("/srv/data"));
+    assert!(!blocked("/srv//data/./x/../b"));
+    for p in [
+        "/etc/shadow",
+        "/srv/data/../../etc/shadow",
+        "/srv/data/%2e%2e/%2e%2e/etc/shadow",
+        "/srv/data/%252e%252e/secret",
+        "/srv/data/..\\..\\etc",
+        "/srv/database/x",
+        "srv/data/x",
+        "../../etc/passwd",
+        "/srv/data/\u{0}x",
+    ] {
+        assert!(blocked(p), "{p:?}");
+    }
+}
+
+#[test]
+fn risk_levels_come_from_globs_the_highest_winning() {
+    let g = guard("risk: {'npc_*': medium, npc_give_item: high}\n");
+    assert_eq!(g.judge("npc_give_item", &json!({})).risk, Some(Risk::High));
+    assert_eq!(g.judge("npc_say", &json!({})).risk, Some(Risk::Medium));
+    assert_eq!(g.judge("get_time", &json!({})).risk, None);
+}
+
+#[test]
+fn bad_guards_are_refused_with_the_key_at_fault() {
+    let bad = |y: &str| {
+        let raw: RawGuard = yaml_serde::from_str(y).unwrap();
+        compile(&raw).unwrap_err()
+    };
+    assert!(bad("rules:\n  - pointer: /x\n").contains("needs a check"));
+    assert!(bad("rules:\n  - pointer: x\n    enum: [1]\n").contains("must start with"));
+    assert!(bad("rules:\n  - pointer: /x\n    pattern: '('\n").contains("rules[0].pattern"));
+    assert!(bad("rules:\n  - pointer: /x\n    enum: [1]\n    action: drop\n").contains("action"));
+    assert!(bad("risk: {a: extreme}\n").contains("risk.a"));
+    assert!(bad("deny: ['a[']\n").contains("deny"));
+}

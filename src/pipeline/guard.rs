@@ -1,0 +1,216 @@
+//! `tools.guard` on a request's way in and its answer's way out.
+//!
+//! In: tools the guard does not offer are left out of the request, so no
+//! model (emulated or native) is handed them. Out: every call of the
+//! answer is judged before the client sees it. A blocked call is
+//! withheld; a flagged one goes out marked; every finding is logged and
+//! counted in `augur_tool_guard_total{rule,action}`. Whole answers say
+//! what happened in `X-Augur-Guard` (`block:<rule>`, `flag:<rule>`) and
+//! `X-Augur-Tool-Risk` (the highest risk among the calls returned);
+//! streams say it in the done chunk (`augur_guard`, `augur_tool_risk`),
+//! each call judged before its chunk is sent. An answer whose every call
+//! was blocked, with nothing else to say, is refused (422 in the
+//! surface's shape, naming the tool and why, never the value).
+
+use std::sync::Arc;
+
+use http::HeaderValue;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::{
+    error::ProxyError,
+    guard::{Action, Guard, Risk},
+};
+
+use super::output::{Item, Output};
+
+/// Leave the tools `guard` does not offer out of `body`; whether any was.
+pub(super) fn narrow_offer(guard: &Guard, body: &mut Map<String, Value>) -> bool {
+    let Some(Value::Array(tools)) = body.get_mut("tools") else {
+        return false;
+    };
+    let before = tools.len();
+    tools.retain(|t| {
+        let f = t.get("function").unwrap_or(t);
+        f.get("name")
+            .and_then(Value::as_str)
+            .is_none_or(|n| guard.offers(n))
+    });
+    let narrowed = tools.len() != before;
+    if narrowed {
+        tracing::info!(
+            withheld = before - tools.len(),
+            "tools the guard does not offer were left out"
+        );
+        if tools.is_empty() {
+            body.remove("tools");
+            body.remove("tool_choice");
+        }
+    }
+    narrowed
+}
+
+/// What the guard did to one answer.
+#[derive(Default)]
+struct Tally {
+    /// `action:rule`, each once, in order.
+    marks: Vec<String>,
+    risk: Option<Risk>,
+    blocked: Vec<String>,
+    kept: usize,
+}
+
+impl Tally {
+    /// Judge `message.tool_calls`, removing the blocked calls.
+    fn judge(&mut self, guard: &Guard, message: &mut Map<String, Value>, principal: &str) {
+        let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
+            return;
+        };
+        calls.retain(|call| {
+            let f = call.get("function").unwrap_or(call);
+            let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
+            let args = f.get("arguments").cloned().unwrap_or(Value::Null);
+            let args = match args {
+                Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+                other => other,
+            };
+            let verdict = guard.judge(name, &args);
+            for f in &verdict.findings {
+                metrics::counter!("augur_tool_guard_total", "rule" => f.rule.clone(), "action" => f.action.as_str())
+                    .increment(1);
+                tracing::warn!(rule = %f.rule, tool = name, action = f.action.as_str(), principal, "tool guard: {}", f.why);
+                let mark = format!("{}:{}", f.action.as_str(), f.rule);
+                if f.action != Action::Log && !self.marks.contains(&mark) {
+                    self.marks.push(mark);
+                }
+            }
+            if verdict.blocked() {
+                let why = verdict
+                    .findings
+                    .iter()
+                    .find(|f| f.action == Action::Block)
+                    .map(|f| f.why.clone())
+                    .unwrap_or_default();
+                self.blocked.push(why);
+                return false;
+            }
+            self.kept += 1;
+            self.risk = self.risk.max(verdict.risk);
+            true
+        });
+        for (i, call) in calls.iter_mut().enumerate() {
+            if let Some(Value::Object(f)) = call.get_mut("function")
+                && f.contains_key("index")
+            {
+                f.insert("index".into(), json!(i));
+            }
+        }
+        if calls.is_empty() {
+            message.remove("tool_calls");
+        }
+    }
+
+    /// The refusal when every call was blocked and nothing else was said.
+    fn refusal(&self) -> ProxyError {
+        ProxyError::Unprocessable(format!(
+            "the tool call was refused by policy: {}",
+            self.blocked.join("; ")
+        ))
+    }
+}
+
+fn has_content(message: &Map<String, Value>) -> bool {
+    message
+        .get("content")
+        .and_then(Value::as_str)
+        .is_some_and(|c| !c.trim().is_empty())
+}
+
+/// Judge the calls of `output` against `guard`.
+pub(super) fn apply(
+    guard: Arc<Guard>,
+    output: Output,
+    principal: String,
+) -> Result<Output, ProxyError> {
+    match output {
+        Output::Full {
+            mut value,
+            mut headers,
+        } => {
+            let mut tally = Tally::default();
+            let mut refuse = false;
+            if let Some(Value::Object(message)) = value.get_mut("message") {
+                tally.judge(&guard, message, &principal);
+                refuse = !tally.blocked.is_empty() && tally.kept == 0 && !has_content(message);
+            }
+            if refuse {
+                return Err(tally.refusal());
+            }
+            if !tally.marks.is_empty() {
+                headers.insert(
+                    "x-augur-guard",
+                    crate::wire::header_text(&tally.marks.join(", ")),
+                );
+            }
+            if let Some(r) = tally.risk {
+                headers.insert("x-augur-tool-risk", HeaderValue::from_static(r.as_str()));
+            }
+            Ok(Output::Full { value, headers })
+        }
+        Output::Stream { rx, headers } => {
+            let (tx, out) = mpsc::channel(32);
+            tokio::spawn(pump(guard, rx, tx, principal));
+            Ok(Output::Stream { rx: out, headers })
+        }
+    }
+}
+
+/// Judge each chunk's calls before it goes on; report in the done chunk.
+/// Ends when either side does (a client gone drops `rx`, and with it the
+/// upstream work).
+async fn pump(
+    guard: Arc<Guard>,
+    mut rx: mpsc::Receiver<Item>,
+    tx: mpsc::Sender<Item>,
+    principal: String,
+) {
+    let mut tally = Tally::default();
+    let mut said = false;
+    while let Some(item) = rx.recv().await {
+        let mut chunk = match item {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+        };
+        let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
+        if let Some(Value::Object(message)) = chunk.get_mut("message") {
+            let had_calls = message.contains_key("tool_calls");
+            tally.judge(&guard, message, &principal);
+            said |= has_content(message) || message.contains_key("tool_calls");
+            let emptied = had_calls && !message.contains_key("tool_calls") && !has_content(message);
+            if emptied && !done {
+                continue;
+            }
+        }
+        if done {
+            if !tally.blocked.is_empty() && tally.kept == 0 && !said {
+                let _ = tx.send(Err(tally.refusal())).await;
+                return;
+            }
+            if let Value::Object(f) = &mut chunk {
+                if !tally.marks.is_empty() {
+                    f.insert("augur_guard".into(), json!(tally.marks.join(", ")));
+                }
+                if let Some(r) = tally.risk {
+                    f.insert("augur_tool_risk".into(), json!(r.as_str()));
+                }
+            }
+        }
+        if tx.send(Ok(chunk)).await.is_err() {
+            return;
+        }
+    }
+}

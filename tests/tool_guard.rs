@@ -1,0 +1,236 @@
+//! `tools.guard`: tools a caller is never handed, and calls whose
+//! arguments break a rule (an SSRF URL, a quantity past its bound)
+//! withheld, flagged or logged, on emulated and native calls, whole and
+//! streamed, on the Ollama and OpenAI surfaces.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{client, header, live::Live, metric, metrics, ndjson};
+use fake_ollama::FakeOllama;
+use serde_json::{Value, json};
+
+const GUARD: &str = "models:\n  \"*\":\n    tools:\n      guard:\n        deny: ['shell_*']\n        risk: {fetch_url: medium, give_item: high}\n        rules:\n          - id: ssrf\n            tool: fetch_url\n            pointer: /url\n            url: {block_private: true}\n          - id: qty\n            tool: give_item\n            pointer: /qty\n            maximum: 10\n            action: flag\n";
+
+fn tool(name: &str, param: &str, kind: &str) -> Value {
+    json!({"type": "function", "function": {"name": name, "description": format!("{name} tool"),
+        "parameters": {"type": "object", "properties": {param: {"type": kind}}, "required": [param]}}})
+}
+
+fn tools() -> Value {
+    json!([
+        tool("fetch_url", "url", "string"),
+        tool("give_item", "qty", "integer"),
+        tool("shell_exec", "cmd", "string")
+    ])
+}
+
+/// An emulated request: the `tool-json` fake answers the user's text as
+/// the model's output.
+fn emulated(answer: &Value, stream: bool) -> Value {
+    json!({"model": "tool-json", "stream": stream, "tools": tools(),
+        "messages": [{"role": "user", "content": answer.to_string()}]})
+}
+
+fn one_call(name: &str, args: Value) -> Value {
+    json!({"tool_call": {"name": name, "arguments": args}})
+}
+
+async fn live(fake: FakeOllama) -> Live {
+    Live::with_fake(fake, GUARD).await
+}
+
+async fn post(live: &Live, path: &str, body: &Value) -> reqwest::Response {
+    client()
+        .post(live.url(path))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_emulated_call_to_a_private_url_is_refused_and_a_public_one_passes() {
+    let handle = metrics();
+    let live = live(FakeOllama::builder().start().await).await;
+    let bad = one_call(
+        "fetch_url",
+        json!({"url": "http://169.254.169.254/latest/meta-data/"}),
+    );
+    let r = post(&live, "/api/chat", &emulated(&bad, false)).await;
+    assert_eq!(r.status(), 422);
+    let text = r.text().await.unwrap();
+    assert!(
+        text.contains("refused by policy") && text.contains("cloud metadata"),
+        "{text}"
+    );
+    assert!(!text.contains("169.254"), "the value is not echoed: {text}");
+    let text = handle.render();
+    assert!(
+        metric(
+            &text,
+            "augur_tool_guard_total",
+            &["rule=\"ssrf\"", "action=\"block\""]
+        ) >= 1.0,
+        "{text}"
+    );
+
+    for spelling in [
+        "http://0177.1/",
+        "http://evil.com@127.0.0.1/",
+        "http://[::ffff:10.0.0.1]/",
+    ] {
+        let bad = one_call("fetch_url", json!({"url": spelling}));
+        let r = post(&live, "/api/chat", &emulated(&bad, false)).await;
+        assert_eq!(r.status(), 422, "{spelling}");
+    }
+
+    let good = one_call("fetch_url", json!({"url": "https://example.com/about"}));
+    let r = post(&live, "/api/chat", &emulated(&good, false)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-guard"), None);
+    assert_eq!(header(&r, "x-augur-tool-risk"), Some("medium"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        v["message"]["tool_calls"][0]["function"]["arguments"]["url"],
+        "https://example.com/about"
+    );
+}
+
+#[tokio::test]
+async fn a_denied_tool_is_never_offered() {
+    let live = live(FakeOllama::builder().start().await).await;
+    let good = one_call("give_item", json!({"qty": 1}));
+    let r = post(&live, "/api/chat", &emulated(&good, false)).await;
+    assert_eq!(r.status(), 200);
+    let sent = live.fake.last_json("/api/chat").unwrap().to_string();
+    assert!(
+        !sent.contains("shell_exec"),
+        "the denied tool went upstream"
+    );
+    assert!(sent.contains("give_item"));
+    assert_eq!(header(&r, "x-augur-tool-risk"), Some("high"));
+}
+
+#[tokio::test]
+async fn a_flagged_call_goes_out_marked_whole_and_streamed() {
+    let live = live(FakeOllama::builder().start().await).await;
+    let many = one_call("give_item", json!({"qty": 999}));
+    let r = post(&live, "/api/chat", &emulated(&many, false)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-guard"), Some("flag:qty"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        v["message"]["tool_calls"][0]["function"]["arguments"]["qty"],
+        999
+    );
+
+    let r = post(&live, "/api/chat", &emulated(&many, true)).await;
+    let chunks = ndjson(&r.text().await.unwrap());
+    let done = chunks.last().unwrap();
+    assert_eq!(done["augur_guard"], "flag:qty", "{done}");
+    assert_eq!(done["augur_tool_risk"], "high");
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["message"]["tool_calls"][0]["function"]["name"] == "give_item")
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_blocked_call_never_reaches_the_client() {
+    let live = live(FakeOllama::builder().start().await).await;
+    let bad = one_call("fetch_url", json!({"url": "http://localhost:8080/admin"}));
+    let r = post(&live, "/api/chat", &emulated(&bad, true)).await;
+    let text = r.text().await.unwrap();
+    assert!(!text.contains("localhost:8080"), "{text}");
+    let chunks = ndjson(&text);
+    let last = chunks.last().unwrap();
+    assert!(
+        last["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused by policy"),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn native_calls_are_guarded_too() {
+    let fake = FakeOllama::builder()
+        .script_tool_calls(
+            "native",
+            vec![
+                json!([{"name": "fetch_url", "arguments": {"url": "http://2130706433/"}},
+                       {"name": "fetch_url", "arguments": {"url": "https://example.com/"}}]),
+                json!([{"name": "fetch_url", "arguments": {"url": "http://[fd00:ec2::254]/"}}]),
+            ],
+        )
+        .start()
+        .await;
+    let live = live(fake).await;
+    let body = json!({"model": "native", "stream": false, "tools": tools(),
+        "messages": [{"role": "user", "content": "Fetch two pages"}]});
+    let r = post(&live, "/api/chat", &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-guard"), Some("block:ssrf"));
+    let v: Value = r.json().await.unwrap();
+    let calls = v["message"]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "{v}");
+    assert_eq!(
+        calls[0]["function"]["arguments"]["url"],
+        "https://example.com/"
+    );
+
+    let mut body = body;
+    body["stream"] = json!(true);
+    let text = post(&live, "/api/chat", &body).await.text().await.unwrap();
+    assert!(!text.contains("fd00:ec2"), "{text}");
+    assert!(ndjson(&text).last().unwrap()["error"].is_string(), "{text}");
+}
+
+#[tokio::test]
+async fn the_openai_surface_sees_the_refusal_in_its_shape_and_the_marks_in_headers() {
+    let live = live(FakeOllama::builder().start().await).await;
+    let oa = |answer: &Value| {
+        json!({"model": "tool-json", "tools": tools(),
+        "messages": [{"role": "user", "content": answer.to_string()}]})
+    };
+    let bad = one_call("fetch_url", json!({"url": "http://127.1/"}));
+    let r = post(&live, "/v1/chat/completions", &oa(&bad)).await;
+    assert_eq!(r.status(), 422);
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("refused by policy"),
+        "{v}"
+    );
+    let many = one_call("give_item", json!({"qty": 50}));
+    let r = post(&live, "/v1/chat/completions", &oa(&many)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-guard"), Some("flag:qty"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "give_item"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_guard_is_refused_at_load_naming_the_key() {
+    let fake = FakeOllama::builder().start().await;
+    let live = Live::with_fake(fake, "{}\n").await;
+    live.rewrite("models:\n  \"*\":\n    tools:\n      guard:\n        rules:\n          - pointer: /url\n            action: drop\n            max_length: 3\n");
+    common::live::within_2s("the error shown", || {
+        live.augur.state.policies.status().last_error.is_some()
+    })
+    .await;
+    let error = live.augur.state.policies.status().last_error.unwrap();
+    assert!(
+        error.contains("tools.guard") && error.contains("action"),
+        "{error}"
+    );
+}
