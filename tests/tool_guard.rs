@@ -234,3 +234,42 @@ async fn a_bad_guard_is_refused_at_load_naming_the_key() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn the_anthropic_and_responses_surfaces_are_guarded() {
+    let live = live(FakeOllama::builder().start().await).await;
+    let bad = one_call(
+        "fetch_url",
+        json!({"url": "http://metadata.google.internal/"}),
+    );
+    let anthropic_tools = json!([{"name": "fetch_url", "description": "Fetch a page",
+        "input_schema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}}]);
+    let body = json!({"model": "tool-json", "max_tokens": 256, "tools": anthropic_tools,
+        "messages": [{"role": "user", "content": bad.to_string()}]});
+    let r = post(&live, "/v1/messages", &body).await;
+    assert_eq!(r.status(), 422);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["type"], "error", "{v}");
+    let mut streamed = body.clone();
+    streamed["stream"] = json!(true);
+    let text = post(&live, "/v1/messages", &streamed)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!text.contains("metadata.google"), "{text}");
+    assert!(text.contains("event: error"), "{text}");
+
+    let responses_tools = json!([{"type": "function", "name": "fetch_url",
+        "parameters": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}}]);
+    let body = json!({"model": "tool-json", "tools": responses_tools, "input": bad.to_string()});
+    let r = post(&live, "/v1/responses", &body).await;
+    assert_eq!(r.status(), 422);
+    let good = one_call("fetch_url", json!({"url": "https://example.org/"}));
+    let body = json!({"model": "tool-json", "tools": responses_tools, "input": good.to_string()});
+    let r = post(&live, "/v1/responses", &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-tool-risk"), Some("medium"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["output"][0]["type"], "function_call", "{v}");
+}
