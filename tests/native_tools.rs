@@ -496,3 +496,47 @@ async fn the_policy_turns_the_streamed_checks_off_per_model() {
     assert!(done_of(&chunks).get("augur_repaired").is_none());
     assert_eq!(live.fake.requests("/api/chat"), 2);
 }
+
+/// The Anthropic and Responses surfaces run the same checks: a native
+/// call with a repairable argument comes back repaired as a `tool_use`
+/// block and a `function_call` item.
+#[tokio::test]
+async fn the_anthropic_and_responses_routes_get_the_same_checks() {
+    let reply = call("get_weather", json!({"city": "Paris", "days": "2"}));
+    let live = native_model(vec![reply.clone(), reply], "{}").await;
+    let anthropic = json!({"model": "native", "max_tokens": 128,
+        "tools": [{"name": "get_weather", "description": "Current weather for a city",
+            "input_schema": weather_tool()["function"]["parameters"].clone()}],
+        "messages": [{"role": "user", "content": "Weather in Paris?"}]});
+    let r = client()
+        .post(live.url("/v1/messages"))
+        .json(&anthropic)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let repaired = header(&r, "x-augur-repaired").unwrap().to_string();
+    assert!(repaired.contains("native_call_repaired"), "{repaired}");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["content"][0]["type"], "tool_use", "{v}");
+    assert_eq!(
+        v["content"][0]["input"],
+        json!({"city": "Paris", "days": 2})
+    );
+
+    let responses = json!({"model": "native", "input": "Weather in Paris?",
+        "tools": [{"type": "function", "name": "get_weather",
+            "parameters": weather_tool()["function"]["parameters"].clone()}]});
+    let r = client()
+        .post(live.url("/v1/responses"))
+        .json(&responses)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let item = &v["output"][0];
+    assert_eq!(item["type"], "function_call", "{v}");
+    let args: Value = serde_json::from_str(item["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"city": "Paris", "days": 2}));
+}
