@@ -273,3 +273,32 @@ async fn the_anthropic_and_responses_surfaces_are_guarded() {
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["output"][0]["type"], "function_call", "{v}");
 }
+
+/// Each finding goes to the audit log with its rule and action, the
+/// arguments only when the policy includes them.
+#[tokio::test]
+async fn findings_are_written_to_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let policy = format!("audit:\n  path: {}\n{GUARD}", path.display());
+    let live = Live::with_fake(FakeOllama::builder().start().await, &policy).await;
+    let bad = one_call("fetch_url", json!({"url": "http://127.0.0.1/"}));
+    let r = post(&live, "/api/chat", &emulated(&bad, false)).await;
+    assert_eq!(r.status(), 422);
+    let mut lines = Vec::new();
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        lines = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["outcome"] == "guard_block:ssrf")
+            .collect();
+        if !lines.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["tool"], "fetch_url");
+    assert!(lines[0].get("arguments").is_none(), "{}", lines[0]);
+}

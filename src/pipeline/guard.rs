@@ -23,7 +23,18 @@ use crate::{
     guard::{Action, Guard, Risk},
 };
 
-use super::output::{Item, Output};
+use super::{
+    flows::Audit,
+    output::{Item, Output},
+};
+
+/// Who an answer is for, as the guard reports its findings: the log's
+/// principal, and the audit log when the policy keeps one.
+#[derive(Clone)]
+pub(super) struct Witness {
+    pub(super) principal: String,
+    pub(super) audit: Option<Audit>,
+}
 
 /// Leave the tools `guard` does not offer out of `body`; whether any was.
 pub(super) fn narrow_offer(guard: &Guard, body: &mut Map<String, Value>) -> bool {
@@ -63,7 +74,7 @@ struct Tally {
 
 impl Tally {
     /// Judge `message.tool_calls`, removing the blocked calls.
-    fn judge(&mut self, guard: &Guard, message: &mut Map<String, Value>, principal: &str) {
+    fn judge(&mut self, guard: &Guard, message: &mut Map<String, Value>, witness: &Witness) {
         let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
             return;
         };
@@ -79,7 +90,11 @@ impl Tally {
             for f in &verdict.findings {
                 metrics::counter!("augur_tool_guard_total", "rule" => f.rule.clone(), "action" => f.action.as_str())
                     .increment(1);
-                tracing::warn!(rule = %f.rule, tool = name, action = f.action.as_str(), principal, "tool guard: {}", f.why);
+                tracing::warn!(rule = %f.rule, tool = name, action = f.action.as_str(), principal = %witness.principal, "tool guard: {}", f.why);
+                if let Some(a) = &witness.audit {
+                    let outcome = format!("guard_{}:{}", f.action.as_str(), f.rule);
+                    a.log.record(&a.policy, &a.principal, &a.model, name, &outcome, Some(&args));
+                }
                 let mark = format!("{}:{}", f.action.as_str(), f.rule);
                 if f.action != Action::Log && !self.marks.contains(&mark) {
                     self.marks.push(mark);
@@ -131,7 +146,7 @@ fn has_content(message: &Map<String, Value>) -> bool {
 pub(super) fn apply(
     guard: Arc<Guard>,
     output: Output,
-    principal: String,
+    witness: Witness,
 ) -> Result<Output, ProxyError> {
     match output {
         Output::Full {
@@ -141,7 +156,7 @@ pub(super) fn apply(
             let mut tally = Tally::default();
             let mut refuse = false;
             if let Some(Value::Object(message)) = value.get_mut("message") {
-                tally.judge(&guard, message, &principal);
+                tally.judge(&guard, message, &witness);
                 refuse = !tally.blocked.is_empty() && tally.kept == 0 && !has_content(message);
             }
             if refuse {
@@ -160,7 +175,7 @@ pub(super) fn apply(
         }
         Output::Stream { rx, headers } => {
             let (tx, out) = mpsc::channel(32);
-            tokio::spawn(pump(guard, rx, tx, principal));
+            tokio::spawn(pump(guard, rx, tx, witness));
             Ok(Output::Stream { rx: out, headers })
         }
     }
@@ -173,7 +188,7 @@ async fn pump(
     guard: Arc<Guard>,
     mut rx: mpsc::Receiver<Item>,
     tx: mpsc::Sender<Item>,
-    principal: String,
+    witness: Witness,
 ) {
     let mut tally = Tally::default();
     let mut said = false;
@@ -188,7 +203,7 @@ async fn pump(
         let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
         if let Some(Value::Object(message)) = chunk.get_mut("message") {
             let had_calls = message.contains_key("tool_calls");
-            tally.judge(&guard, message, &principal);
+            tally.judge(&guard, message, &witness);
             said |= has_content(message) || message.contains_key("tool_calls");
             let emptied = had_calls && !message.contains_key("tool_calls") && !has_content(message);
             if emptied && !done {

@@ -199,8 +199,12 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     if plan.is_passthrough() {
         return Ok(Outcome::Forward);
     }
+    let witness = guard::Witness {
+        principal: cx.principal.label().to_string(),
+        audit: audit_of(&cx),
+    };
     let guarded = |output: Output| match &guard {
-        Some(g) => guard::apply(g.clone(), output, cx.principal.label().to_string()),
+        Some(g) => guard::apply(g.clone(), output, witness.clone()),
         None => Ok(output),
     };
     if let Some(set) = plan.rescue.take() {
@@ -283,17 +287,22 @@ fn job(
         validate: cx.model_policy.validate.clone(),
         validators: state.validators.clone(),
         emulated,
-        audit: cx.policy.audit.path.as_ref().map(|_| flows::Audit {
-            log: state.audit.clone(),
-            policy: cx.policy.audit.clone(),
-            principal: cx.principal.label().to_string(),
-            model: cx.model.to_string(),
-        }),
+        audit: audit_of(cx),
         fallback: cx.fallback.clone(),
         position: 0,
         answered: None,
         seat: fallback::Seat::for_request(cx.policy, cx.principal),
     }
+}
+
+/// The request's audit log, when the policy keeps one.
+fn audit_of(cx: &Context<'_>) -> Option<flows::Audit> {
+    cx.policy.audit.path.as_ref().map(|_| flows::Audit {
+        log: cx.state.audit.clone(),
+        policy: cx.policy.audit.clone(),
+        principal: cx.principal.label().to_string(),
+        model: cx.model.to_string(),
+    })
 }
 
 /// How the answer of a planned request is delivered.
