@@ -494,7 +494,12 @@ fn policy_reference_lists_exactly_the_schema_keys() {
         "Top level",
         &key_table(&doc, "Top level"),
         // A key's `rate_limit` is the same block as the settings' one.
-        &["defaults", "models", "auth.keys[].rate_limit"],
+        &[
+            "defaults",
+            "models",
+            "auth.keys[].rate_limit",
+            "auth.keys[].guard",
+        ],
     );
     problems.extend(compare(
         &schema,
@@ -523,7 +528,12 @@ fn policy_reference_lists_exactly_the_schema_keys() {
         &schema,
         &schema,
         "",
-        &["defaults", "models", "auth.keys[].rate_limit"],
+        &[
+            "defaults",
+            "models",
+            "auth.keys[].rate_limit",
+            "auth.keys[].guard",
+        ],
         &mut keys,
     );
     key_paths(&schema, settings, "", &[], &mut keys);

@@ -302,3 +302,33 @@ async fn findings_are_written_to_the_audit_log() {
     assert_eq!(lines[0]["tool"], "fetch_url");
     assert!(lines[0].get("arguments").is_none(), "{}", lines[0]);
 }
+
+/// A key's own guard applies to its calls only, after the model's.
+#[tokio::test]
+async fn a_keys_guard_applies_to_its_calls_only() {
+    let policy = format!(
+        "auth:\n  required: true\n  keys:\n    - id: npc\n      key_sha256: {}\n      guard:\n        deny: [fetch_url]\n    - id: agent\n      key_sha256: {}\n{GUARD}",
+        common::live::sha256_hex("npc-key"),
+        common::live::sha256_hex("agent-key")
+    );
+    let live = Live::with_fake(FakeOllama::builder().start().await, &policy).await;
+    let good = one_call("fetch_url", json!({"url": "https://example.com/"}));
+    let ask = |key: &'static str| {
+        client()
+            .post(live.url("/api/chat"))
+            .bearer_auth(key)
+            .json(&emulated(&good, false))
+            .send()
+    };
+    let r = ask("agent-key").await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = ask("npc-key").await.unwrap();
+    assert_eq!(r.status(), 422, "{:?}", r.text().await);
+    let sent = live.fake.last_json("/api/chat").unwrap();
+    let offered = format!("{}{}", sent["format"], sent["tools"]);
+    assert!(offered.contains("give_item"), "{offered}");
+    assert!(
+        !offered.contains("fetch_url"),
+        "the key's denied tool went upstream: {offered}"
+    );
+}

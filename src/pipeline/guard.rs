@@ -126,6 +126,29 @@ impl Tally {
         }
     }
 
+    /// The marks to report after `earlier` ones (an earlier guard's).
+    fn marks_after(&self, earlier: Option<&str>) -> Option<String> {
+        if self.marks.is_empty() {
+            return earlier.map(str::to_string);
+        }
+        let mine = self.marks.join(", ");
+        Some(match earlier {
+            Some(e) if !e.is_empty() => format!("{e}, {mine}"),
+            _ => mine,
+        })
+    }
+
+    /// The higher of this risk and `earlier`.
+    fn risk_after(&self, earlier: Option<&str>) -> Option<&'static str> {
+        let earlier = match earlier {
+            Some("high") => Some(Risk::High),
+            Some("medium") => Some(Risk::Medium),
+            Some("low") => Some(Risk::Low),
+            _ => None,
+        };
+        self.risk.max(earlier).map(Risk::as_str)
+    }
+
     /// The refusal when every call was blocked and nothing else was said.
     fn refusal(&self) -> ProxyError {
         ProxyError::Unprocessable(format!(
@@ -162,14 +185,14 @@ pub(super) fn apply(
             if refuse {
                 return Err(tally.refusal());
             }
-            if !tally.marks.is_empty() {
-                headers.insert(
-                    "x-augur-guard",
-                    crate::wire::header_text(&tally.marks.join(", ")),
-                );
+            let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+            let marks = tally.marks_after(text("x-augur-guard"));
+            let risk = tally.risk_after(text("x-augur-tool-risk"));
+            if let Some(marks) = marks {
+                headers.insert("x-augur-guard", crate::wire::header_text(&marks));
             }
-            if let Some(r) = tally.risk {
-                headers.insert("x-augur-tool-risk", HeaderValue::from_static(r.as_str()));
+            if let Some(r) = risk {
+                headers.insert("x-augur-tool-risk", HeaderValue::from_static(r));
             }
             Ok(Output::Full { value, headers })
         }
@@ -216,11 +239,14 @@ async fn pump(
                 return;
             }
             if let Value::Object(f) = &mut chunk {
-                if !tally.marks.is_empty() {
-                    f.insert("augur_guard".into(), json!(tally.marks.join(", ")));
+                let text = |name: &str| f.get(name).and_then(Value::as_str);
+                let marks = tally.marks_after(text("augur_guard"));
+                let risk = tally.risk_after(text("augur_tool_risk"));
+                if let Some(marks) = marks {
+                    f.insert("augur_guard".into(), json!(marks));
                 }
-                if let Some(r) = tally.risk {
-                    f.insert("augur_tool_risk".into(), json!(r.as_str()));
+                if let Some(r) = risk {
+                    f.insert("augur_tool_risk".into(), json!(r));
                 }
             }
         }

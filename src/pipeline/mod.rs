@@ -170,15 +170,26 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     }
     // A guard reads every answer: tools it does not offer are left out,
     // and the request never goes upstream unread.
-    let guard = cx.model_policy.guard.clone().filter(|g| !g.is_empty());
-    let narrowed = guard
-        .as_ref()
-        .is_some_and(|g| guard::narrow_offer(g, &mut body));
+    // The model's guard, then the key's.
+    let guards: Vec<Arc<crate::guard::Guard>> = [
+        cx.model_policy.guard.clone(),
+        cx.principal
+            .api_key(cx.policy)
+            .and_then(|k| k.guard.clone()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|g| !g.is_empty())
+    .collect();
+    let mut narrowed = false;
+    for g in &guards {
+        narrowed |= guard::narrow_offer(g, &mut body);
+    }
     if narrowed {
         raw = None;
     }
     if upstream_runs_tools
-        && guard.is_none()
+        && guards.is_empty()
         && !plan::emulates_tools(cx.model_policy, (caps, upstream), cx.model).await?
     {
         return Ok(Outcome::ForwardAsSent);
@@ -203,9 +214,11 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         principal: cx.principal.label().to_string(),
         audit: audit_of(&cx),
     };
-    let guarded = |output: Output| match &guard {
-        Some(g) => guard::apply(g.clone(), output, witness.clone()),
-        None => Ok(output),
+    let guarded = |mut output: Output| {
+        for g in &guards {
+            output = guard::apply(g.clone(), output, witness.clone())?;
+        }
+        Ok::<Output, ProxyError>(output)
     };
     if let Some(set) = plan.rescue.take() {
         // Only the answer is read: the request goes as the client sent it.

@@ -390,6 +390,12 @@ fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError>
         Some(names) => scopes(file, &format!("{at}.scopes"), names)?,
         None => Scopes::DEFAULT,
     };
+    let guard = match &key.guard {
+        None => None,
+        Some(g) => Some(std::sync::Arc::new(crate::guard::compile(g).map_err(
+            |message| PolicyError::invalid(file, format!("auth.keys[{i}].guard"), message),
+        )?)),
+    };
     Ok(ApiKey {
         id: key.id,
         sha256,
@@ -398,6 +404,7 @@ fn compile_key(file: &str, i: usize, key: RawKey) -> Result<ApiKey, PolicyError>
         rate_limit,
         weight: key.weight.unwrap_or(1),
         scopes,
+        guard,
     })
 }
 

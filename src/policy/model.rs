@@ -272,6 +272,9 @@ pub struct ApiKey {
     pub weight: u32,
     /// The routes it may reach (default generate and read).
     pub scopes: Scopes,
+    /// `guard`: a `tools.guard` for this key's calls, on top of the
+    /// model's.
+    pub guard: Option<std::sync::Arc<crate::guard::Guard>>,
 }
 
 /// What admission does when the shared limit store cannot answer.

@@ -168,6 +168,8 @@ pub struct RawKey {
     pub rate_limit: Tri<RawRateLimit>,
     pub weight: Option<u32>,
     pub scopes: Option<Vec<String>>,
+    /// A `tools.guard` for this key's calls, applied on top of the model's.
+    pub guard: Option<crate::guard::RawGuard>,
 }
 
 #[derive(Debug, Default, Deserialize)]
