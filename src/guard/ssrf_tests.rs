@@ -237,3 +237,19 @@ async fn names_resolving_inside_are_inside_and_unresolved_names_are_not_let_out(
     let ip: IpAddr = "8.8.8.8".parse().unwrap();
     assert_eq!(resolve("8.8.8.8", t).await, Reach::Public(ip));
 }
+
+/// A non-special scheme's host is opaque to WHATWG, yet a client that
+/// fetches it over HTTP reads it as an address: it is judged as one.
+#[test]
+fn opaque_hosts_are_judged_as_http_hosts() {
+    assert_eq!(
+        classify_url("hvtp://2130706433./"),
+        Reach::Inside(Inside::Loopback)
+    );
+    assert_eq!(
+        classify_url("gopher://10.1.1.1/"),
+        Reach::Inside(Inside::Private)
+    );
+    let ip: IpAddr = "119.253.5.51".parse().unwrap();
+    assert_eq!(classify_url("hvtp://2013070643./"), Reach::Public(ip));
+}
