@@ -140,6 +140,11 @@ fn classify_name(name: &str) -> Reach {
     if name.is_empty() {
         return Reach::Inside(Inside::Unreadable);
     }
+    // A non-special scheme's opaque host keeps its non-ASCII characters
+    // percent-encoded, which readers decode differently.
+    if name.contains('%') {
+        return Reach::Inside(Inside::Ambiguous);
+    }
     // WHATWG reads a host ending in a number as IPv4 and fails when it is
     // not one; with the trailing dots gone, read it again.
     if let Ok(url) = url::Url::parse(&format!("http://{name}/"))

@@ -252,4 +252,8 @@ fn opaque_hosts_are_judged_as_http_hosts() {
     );
     let ip: IpAddr = "119.253.5.51".parse().unwrap();
     assert_eq!(classify_url("hvtp://2013070643./"), Reach::Public(ip));
+    assert_eq!(
+        classify_url("hwtp://７.０./"),
+        Reach::Inside(Inside::Ambiguous)
+    );
 }
