@@ -148,10 +148,18 @@ def front_url(llama_url, upstream_paths, log_dir):
 @pytest.fixture(scope="session")
 def policies_dir(tmp_path_factory, model_name):
     """Holds small-model.yaml: the 270M model here is what the small-model
-    rules are for, and the README tells its users to turn them on."""
+    rules are for, and the README tells its users to turn them on; and
+    guard.yaml, a tool-call guard on `fetch_url` URLs."""
     d = tmp_path_factory.mktemp("policies")
     (d / "small-model.yaml").write_text(
         'models:\n  "%s":\n    tools: {small_model: true}\n' % model_name)
+    # The guard an agent that fetches URLs runs under (test_tool_guard.py).
+    (d / "guard.yaml").write_text(
+        'models:\n  "%s":\n    tools:\n      guard:\n        rules:\n'
+        '          - id: ssrf\n            tool: fetch_url\n            pointer: /url\n'
+        '            url: {block_private: true}\n'
+        '          - id: docs-only\n            tool: read_file\n            pointer: /path\n'
+        '            path_prefix: [/srv/docs]\n' % model_name)
     return d
 
 
