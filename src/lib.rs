@@ -13,7 +13,9 @@
 //! 6 forward      upstream            hyper HTTP/1.1 client, bytes untouched
 //! 7 validate     validate            jsonschema check, repair, bounded retry
 //! 8 synthesize   tools::synthesize   model JSON -> `message.tool_calls`
-//! 9 stream back  pipeline::stream    NDJSON / SSE, one line flushed at a time
+//!                guard               `tools.guard`: calls withheld or flagged
+//! 9 deliver      pipeline::output,   NDJSON here, SSE and JSON in each
+//!                surface             surface, one line flushed at a time
 //! ```
 //!
 //! Stages 1-3 run in one layer ([`ingress`]) in front of every route, so
