@@ -332,3 +332,20 @@ async fn a_keys_guard_applies_to_its_calls_only() {
         "the key's denied tool went upstream: {offered}"
     );
 }
+
+/// An `enum` rule narrows the grammar: the model is offered only the
+/// allowed values.
+#[tokio::test]
+async fn an_enum_rule_goes_into_the_grammar() {
+    let policy = "models:\n  \"*\":\n    tools:\n      guard:\n        rules:\n          - tool: give_item\n            pointer: /qty\n            enum: [1, 2, 3]\n";
+    let live = Live::with_fake(FakeOllama::builder().start().await, policy).await;
+    let ok = one_call("give_item", json!({"qty": 2}));
+    let r = post(&live, "/api/chat", &emulated(&ok, false)).await;
+    assert_eq!(r.status(), 200);
+    let sent = live.fake.last_json("/api/chat").unwrap();
+    assert!(
+        sent["format"].to_string().contains("\"enum\":[1,2,3]"),
+        "{}",
+        sent["format"]
+    );
+}

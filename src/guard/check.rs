@@ -47,6 +47,31 @@ impl Guard {
             && self.allow.as_ref().is_none_or(|a| a.is_match(name))
     }
 
+    /// Write the `enum` rules for tool `name` into its parameters schema,
+    /// so that a grammar built from it offers the model only the allowed
+    /// values; whether anything changed. A pointer is followed through
+    /// `properties` (and `items` or `additionalProperties` for `*`); one
+    /// that leads nowhere in the schema changes nothing.
+    pub fn narrow_parameters(&self, name: &str, parameters: &mut Value) -> bool {
+        let mut changed = false;
+        for rule in &self.rules {
+            if rule.tool.as_ref().is_some_and(|t| !t.is_match(name)) {
+                continue;
+            }
+            let Some(allowed) = rule.checks.iter().find_map(|c| match c {
+                Check::Enum(v) => Some(v),
+                _ => None,
+            }) else {
+                continue;
+            };
+            if let Some(Value::Object(schema)) = schema_at(parameters, &rule.pointer) {
+                schema.insert("enum".into(), Value::Array(allowed.clone()));
+                changed = true;
+            }
+        }
+        changed
+    }
+
     /// Whether the guard holds anything to check.
     pub fn is_empty(&self) -> bool {
         self.allow.is_none() && self.deny.is_none() && self.risk.is_empty() && self.rules.is_empty()
@@ -87,6 +112,24 @@ impl Guard {
         }
         Verdict { risk, findings }
     }
+}
+
+/// The sub-schema of `schema` that describes the value at `pointer`.
+fn schema_at<'a>(schema: &'a mut Value, pointer: &[String]) -> Option<&'a mut Value> {
+    let Some((seg, rest)) = pointer.split_first() else {
+        return Some(schema);
+    };
+    let next = if seg == "*" {
+        let key = if schema.get("items").is_some_and(Value::is_object) {
+            "items"
+        } else {
+            "additionalProperties"
+        };
+        schema.get_mut(key).filter(|v| v.is_object())?
+    } else {
+        schema.get_mut("properties")?.get_mut(seg.as_str())?
+    };
+    schema_at(next, rest)
 }
 
 /// What `rule` finds wrong with `arguments`, if anything.

@@ -96,6 +96,32 @@ fn numbers_lengths_enums_and_patterns() {
 }
 
 #[test]
+fn enum_rules_are_written_into_the_tools_schema() {
+    let g = guard(
+        "rules:\n  - tool: give\n    pointer: /items/*/name\n    enum: [bread, map]\n  - pointer: /mode\n    enum: [a]\n  - pointer: /nowhere/x\n    enum: [1]\n",
+    );
+    let mut params = json!({"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        "mode": {"type": "string"}}});
+    assert!(g.narrow_parameters("give", &mut params));
+    assert_eq!(
+        params["properties"]["items"]["items"]["properties"]["name"]["enum"],
+        json!(["bread", "map"])
+    );
+    assert_eq!(params["properties"]["mode"]["enum"], json!(["a"]));
+    let mut other = json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}});
+    assert!(
+        !g.narrow_parameters("take", &mut other),
+        "the first rule is for `give` only"
+    );
+    assert!(
+        other["properties"]["items"]["items"]["properties"]["name"]
+            .get("enum")
+            .is_none()
+    );
+}
+
+#[test]
 fn paths_are_normalized_before_the_prefix_is_checked() {
     let g = guard("rules:\n  - pointer: /path\n    path_prefix: [/srv/data]\n");
     let blocked = |p: &str| g.judge("read_file", &json!({"path": p})).blocked();

@@ -62,6 +62,32 @@ pub(super) fn narrow_offer(guard: &Guard, body: &mut Map<String, Value>) -> bool
     narrowed
 }
 
+/// Write `guard`'s `enum` rules into the schemas of the tools `body`
+/// declares (see [`Guard::narrow_parameters`]); whether any changed.
+pub(super) fn narrow_schemas(guard: &Guard, body: &mut Map<String, Value>) -> bool {
+    let Some(Value::Array(tools)) = body.get_mut("tools") else {
+        return false;
+    };
+    let mut changed = false;
+    for t in tools.iter_mut() {
+        let f = if t.get("function").is_some() {
+            t.get_mut("function")
+        } else {
+            Some(t)
+        };
+        let Some(Value::Object(f)) = f else { continue };
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if let Some(params) = f.get_mut("parameters") {
+            changed |= guard.narrow_parameters(&name, params);
+        }
+    }
+    changed
+}
+
 /// What the guard did to one answer.
 #[derive(Default)]
 struct Tally {

@@ -184,6 +184,7 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     let mut narrowed = false;
     for g in &guards {
         narrowed |= guard::narrow_offer(g, &mut body);
+        narrowed |= guard::narrow_schemas(g, &mut body);
     }
     if narrowed {
         raw = None;
