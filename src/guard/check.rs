@@ -6,6 +6,9 @@ use serde_json::Value;
 use super::rules::{Action, Check, Guard, Risk, Rule, UrlRule};
 use super::ssrf::{Reach, classify_url};
 
+/// Most names resolved for one call.
+pub const MAX_RESOLVED: usize = 8;
+
 /// Most values one rule's pointer collects from one call.
 const MAX_MATCHES: usize = 1024;
 
@@ -45,6 +48,57 @@ impl Guard {
     pub fn offers(&self, name: &str) -> bool {
         self.deny.as_ref().is_none_or(|d| !d.is_match(name))
             && self.allow.as_ref().is_none_or(|a| a.is_match(name))
+    }
+
+    /// [`Guard::judge`], and then, for `url` rules that ask for it, the
+    /// names in the call's URLs resolved (at most [`MAX_RESOLVED`] per
+    /// call, each within the rule's time): a name that resolves inside
+    /// the network, or does not resolve in time, breaks the rule.
+    pub async fn judge_resolving(&self, name: &str, arguments: &Value) -> Verdict {
+        let mut verdict = self.judge(name, arguments);
+        let mut resolved = 0;
+        for rule in &self.rules {
+            if rule.tool.as_ref().is_some_and(|t| !t.is_match(name))
+                || verdict.findings.iter().any(|f| f.rule == rule.id)
+            {
+                continue;
+            }
+            let Some(timeout) = rule.checks.iter().find_map(|c| match c {
+                Check::Url(u) => u.resolve,
+                _ => None,
+            }) else {
+                continue;
+            };
+            let mut values = Vec::new();
+            collect(arguments, &rule.pointer, "", &mut values);
+            for (at, value) in values {
+                let Some(Reach::Name(host)) = value.as_str().map(classify_url) else {
+                    continue;
+                };
+                resolved += 1;
+                let why = if resolved > MAX_RESOLVED {
+                    Some(format!("holds more than {MAX_RESOLVED} names to resolve"))
+                } else {
+                    match super::ssrf::resolve(&host, timeout).await {
+                        Reach::Inside(why) => Some(format!(
+                            "is a URL whose host resolves inside the network ({})",
+                            why.as_str()
+                        )),
+                        _ => None,
+                    }
+                };
+                if let Some(why) = why {
+                    let at = if at.is_empty() { "/".to_string() } else { at };
+                    verdict.findings.push(Finding {
+                        rule: rule.id.clone(),
+                        action: rule.action,
+                        why: format!("`{name}` argument {at}: {why}"),
+                    });
+                    break;
+                }
+            }
+        }
+        verdict
     }
 
     /// Write the `enum` rules for tool `name` into its parameters schema,

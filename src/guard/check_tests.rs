@@ -95,6 +95,40 @@ fn numbers_lengths_enums_and_patterns() {
     assert!(g.judge("x", &json!({"code": "ABC"})).findings.is_empty());
 }
 
+#[tokio::test]
+async fn names_are_resolved_only_when_the_rule_asks() {
+    let plain = guard("rules:\n  - id: ssrf\n    pointer: /url\n    url: {block_private: true}\n");
+    let resolving = guard(
+        "rules:\n  - id: ssrf\n    pointer: /url\n    url: {block_private: true, resolve: true, resolve_timeout_ms: 300}\n",
+    );
+    let unresolvable = json!({"url": "https://no-such-host.invalid/x"});
+    assert!(
+        plain
+            .judge_resolving("fetch", &unresolvable)
+            .await
+            .findings
+            .is_empty()
+    );
+    let v = resolving.judge_resolving("fetch", &unresolvable).await;
+    assert!(v.blocked(), "{v:?}");
+    assert!(v.findings[0].why.contains("unresolved"), "{v:?}");
+    // Addresses need no resolving, and a spelled-out private one is
+    // refused either way.
+    assert!(
+        resolving
+            .judge_resolving("fetch", &json!({"url": "http://8.8.8.8/"}))
+            .await
+            .findings
+            .is_empty()
+    );
+    assert!(
+        resolving
+            .judge_resolving("fetch", &json!({"url": "http://10.0.0.1/"}))
+            .await
+            .blocked()
+    );
+}
+
 #[test]
 fn enum_rules_are_written_into_the_tools_schema() {
     let g = guard(

@@ -130,6 +130,9 @@ pub(super) struct UrlRule {
     pub(super) schemes: Option<Vec<String>>,
     pub(super) hosts: Option<GlobSet>,
     pub(super) block_private: bool,
+    /// Resolve names, within this time: a name with an address inside
+    /// the network, or none in time, is inside.
+    pub(super) resolve: Option<std::time::Duration>,
 }
 
 /// `tools.guard` as written.
@@ -167,6 +170,8 @@ pub struct RawUrl {
     pub schemes: Option<Vec<String>>,
     pub hosts: Option<Vec<String>>,
     pub block_private: Option<bool>,
+    pub resolve: Option<bool>,
+    pub resolve_timeout_ms: Option<u64>,
 }
 
 fn globs(what: &str, list: &[String]) -> Result<GlobSet, String> {
@@ -279,6 +284,11 @@ fn compile_rule(i: usize, r: &RawRule) -> Result<Rule, String> {
                 .map(|h| globs(&format!("{at}.url.hosts"), h))
                 .transpose()?,
             block_private: u.block_private.unwrap_or(true),
+            resolve: (u.resolve == Some(true)).then(|| {
+                std::time::Duration::from_millis(
+                    u.resolve_timeout_ms.unwrap_or(1000).clamp(10, 10_000),
+                )
+            }),
         }));
     }
     if checks.is_empty() {

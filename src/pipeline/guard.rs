@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 use crate::{
     error::ProxyError,
-    guard::{Action, Guard, Risk},
+    guard::{Action, Guard, Risk, Verdict},
 };
 
 use super::{
@@ -100,46 +100,23 @@ struct Tally {
 
 impl Tally {
     /// Judge `message.tool_calls`, removing the blocked calls.
-    fn judge(&mut self, guard: &Guard, message: &mut Map<String, Value>, witness: &Witness) {
+    async fn judge(&mut self, guard: &Guard, message: &mut Map<String, Value>, witness: &Witness) {
         let Some(Value::Array(calls)) = message.get_mut("tool_calls") else {
             return;
         };
-        calls.retain(|call| {
+        let mut keep = Vec::with_capacity(calls.len());
+        for call in calls.iter() {
             let f = call.get("function").unwrap_or(call);
             let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
-            let args = f.get("arguments").cloned().unwrap_or(Value::Null);
-            let args = match args {
+            let args = match f.get("arguments").cloned().unwrap_or(Value::Null) {
                 Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
                 other => other,
             };
-            let verdict = guard.judge(name, &args);
-            for f in &verdict.findings {
-                metrics::counter!("augur_tool_guard_total", "rule" => f.rule.clone(), "action" => f.action.as_str())
-                    .increment(1);
-                tracing::warn!(rule = %f.rule, tool = name, action = f.action.as_str(), principal = %witness.principal, "tool guard: {}", f.why);
-                if let Some(a) = &witness.audit {
-                    let outcome = format!("guard_{}:{}", f.action.as_str(), f.rule);
-                    a.log.record(&a.policy, &a.principal, &a.model, name, &outcome, Some(&args));
-                }
-                let mark = format!("{}:{}", f.action.as_str(), f.rule);
-                if f.action != Action::Log && !self.marks.contains(&mark) {
-                    self.marks.push(mark);
-                }
-            }
-            if verdict.blocked() {
-                let why = verdict
-                    .findings
-                    .iter()
-                    .find(|f| f.action == Action::Block)
-                    .map(|f| f.why.clone())
-                    .unwrap_or_default();
-                self.blocked.push(why);
-                return false;
-            }
-            self.kept += 1;
-            self.risk = self.risk.max(verdict.risk);
-            true
-        });
+            let verdict = guard.judge_resolving(name, &args).await;
+            keep.push(self.record(name, &args, &verdict, witness));
+        }
+        let mut kept = keep.into_iter();
+        calls.retain(|_| kept.next().unwrap_or(false));
         for (i, call) in calls.iter_mut().enumerate() {
             if let Some(Value::Object(f)) = call.get_mut("function")
                 && f.contains_key("index")
@@ -150,6 +127,43 @@ impl Tally {
         if calls.is_empty() {
             message.remove("tool_calls");
         }
+    }
+
+    /// Log, count and audit one call's findings; whether it goes out.
+    fn record(&mut self, name: &str, args: &Value, verdict: &Verdict, witness: &Witness) -> bool {
+        for f in &verdict.findings {
+            metrics::counter!("augur_tool_guard_total", "rule" => f.rule.clone(), "action" => f.action.as_str())
+                .increment(1);
+            tracing::warn!(rule = %f.rule, tool = name, action = f.action.as_str(), principal = %witness.principal, "tool guard: {}", f.why);
+            if let Some(a) = &witness.audit {
+                let outcome = format!("guard_{}:{}", f.action.as_str(), f.rule);
+                a.log.record(
+                    &a.policy,
+                    &a.principal,
+                    &a.model,
+                    name,
+                    &outcome,
+                    Some(args),
+                );
+            }
+            let mark = format!("{}:{}", f.action.as_str(), f.rule);
+            if f.action != Action::Log && !self.marks.contains(&mark) {
+                self.marks.push(mark);
+            }
+        }
+        if verdict.blocked() {
+            let why = verdict
+                .findings
+                .iter()
+                .find(|f| f.action == Action::Block)
+                .map(|f| f.why.clone())
+                .unwrap_or_default();
+            self.blocked.push(why);
+            return false;
+        }
+        self.kept += 1;
+        self.risk = self.risk.max(verdict.risk);
+        true
     }
 
     /// The marks to report after `earlier` ones (an earlier guard's).
@@ -191,8 +205,20 @@ fn has_content(message: &Map<String, Value>) -> bool {
         .is_some_and(|c| !c.trim().is_empty())
 }
 
+/// Judge the calls of `output` against each of `guards` in turn.
+pub(super) async fn apply_all(
+    guards: &[Arc<Guard>],
+    mut output: Output,
+    witness: &Witness,
+) -> Result<Output, ProxyError> {
+    for g in guards {
+        output = apply(g.clone(), output, witness.clone()).await?;
+    }
+    Ok(output)
+}
+
 /// Judge the calls of `output` against `guard`.
-pub(super) fn apply(
+pub(super) async fn apply(
     guard: Arc<Guard>,
     output: Output,
     witness: Witness,
@@ -205,7 +231,7 @@ pub(super) fn apply(
             let mut tally = Tally::default();
             let mut refuse = false;
             if let Some(Value::Object(message)) = value.get_mut("message") {
-                tally.judge(&guard, message, &witness);
+                tally.judge(&guard, message, &witness).await;
                 refuse = !tally.blocked.is_empty() && tally.kept == 0 && !has_content(message);
             }
             if refuse {
@@ -252,7 +278,7 @@ async fn pump(
         let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
         if let Some(Value::Object(message)) = chunk.get_mut("message") {
             let had_calls = message.contains_key("tool_calls");
-            tally.judge(&guard, message, &witness);
+            tally.judge(&guard, message, &witness).await;
             said |= has_content(message) || message.contains_key("tool_calls");
             let emptied = had_calls && !message.contains_key("tool_calls") && !has_content(message);
             if emptied && !done {

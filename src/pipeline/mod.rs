@@ -215,12 +215,6 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         principal: cx.principal.label().to_string(),
         audit: audit_of(&cx),
     };
-    let guarded = |mut output: Output| {
-        for g in &guards {
-            output = guard::apply(g.clone(), output, witness.clone())?;
-        }
-        Ok::<Output, ProxyError>(output)
-    };
     if let Some(set) = plan.rescue.take() {
         // Only the answer is read: the request goes as the client sent it.
         let raw = raw.filter(|_| !plan.format_changed);
@@ -240,7 +234,9 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
             recover: cx.model_policy.native_recover,
         };
         let output = rescue::run(job, (set, checks), raw, stream).await?;
-        return Ok(Outcome::Output(guarded(output)?));
+        return Ok(Outcome::Output(
+            guard::apply_all(&guards, output, &witness).await?,
+        ));
     }
     let emulated = emulated(&plan);
     note_emulation(cx.parts, emulated);
@@ -248,7 +244,10 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
     let (upstream_body, expect) =
         prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
     let job = job(&cx, route, upstream_body, expect, emulated, target);
-    Ok(Outcome::Output(guarded(flows::run(job, delivery).await?)?))
+    let output = flows::run(job, delivery).await?;
+    Ok(Outcome::Output(
+        guard::apply_all(&guards, output, &witness).await?,
+    ))
 }
 
 /// What a planned request emulates, for headers, logs and metrics.
