@@ -349,3 +349,48 @@ async fn an_enum_rule_goes_into_the_grammar() {
         sent["format"]
     );
 }
+
+/// When every call of a whole answer is refused, the model is asked once
+/// more, told which call was refused and why, and its answer comes back.
+#[tokio::test]
+async fn the_model_is_asked_once_more_after_every_call_was_refused() {
+    let fake = FakeOllama::builder()
+        .script_tools(
+            "native",
+            vec![
+                fake_ollama::tool_calls_reply(&json!([{"name": "fetch_url",
+                    "arguments": {"url": "http://169.254.169.254/"}}])),
+                "I cannot fetch that address.".to_string(),
+            ],
+        )
+        .start()
+        .await;
+    let live = live(fake).await;
+    let body = json!({"model": "native", "stream": false, "tools": tools(),
+        "messages": [{"role": "user", "content": "Fetch the metadata"}]});
+    let r = post(&live, "/api/chat", &body).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        v["message"]["content"], "I cannot fetch that address.",
+        "{v}"
+    );
+    assert!(v["message"].get("tool_calls").is_none(), "{v}");
+    let asked = live.fake.last_json("/api/chat").unwrap();
+    let last = asked["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let told = last["content"].as_str().unwrap();
+    assert!(
+        told.contains("refused by policy") && told.contains("cloud metadata"),
+        "{told}"
+    );
+    assert!(
+        !told.contains("169.254"),
+        "the value is not repeated: {told}"
+    );
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+}

@@ -188,14 +188,6 @@ impl Tally {
         };
         self.risk.max(earlier).map(Risk::as_str)
     }
-
-    /// The refusal when every call was blocked and nothing else was said.
-    fn refusal(&self) -> ProxyError {
-        ProxyError::Unprocessable(format!(
-            "the tool call was refused by policy: {}",
-            self.blocked.join("; ")
-        ))
-    }
 }
 
 fn has_content(message: &Map<String, Value>) -> bool {
@@ -205,24 +197,59 @@ fn has_content(message: &Map<String, Value>) -> bool {
         .is_some_and(|c| !c.trim().is_empty())
 }
 
+/// What the guard made of an answer.
+pub(super) enum Guarded {
+    /// The answer, its blocked calls withheld and the rest marked.
+    Output(Output),
+    /// Every call of a whole answer was blocked and it said nothing else:
+    /// why, call by call (never the values).
+    Refused(Vec<String>),
+}
+
+impl Guarded {
+    /// The answer, or the refusal as a 422.
+    pub(super) fn into_result(self) -> Result<Output, ProxyError> {
+        match self {
+            Guarded::Output(o) => Ok(o),
+            Guarded::Refused(why) => Err(refusal(&why)),
+        }
+    }
+}
+
+/// The 422 of an answer whose every call was blocked.
+fn refusal(why: &[String]) -> ProxyError {
+    ProxyError::Unprocessable(format!(
+        "the tool call was refused by policy: {}",
+        why.join("; ")
+    ))
+}
+
+/// The turn that asks the model once more after its every call was
+/// refused: which and why, and to answer without them.
+pub(super) fn reask_turn(why: &[String]) -> Value {
+    json!({"role": "user", "content": format!(
+        "The tool call was refused by policy: {}. Do not make that call again; answer without it.",
+        why.join("; ")
+    )})
+}
+
 /// Judge the calls of `output` against each of `guards` in turn.
 pub(super) async fn apply_all(
     guards: &[Arc<Guard>],
     mut output: Output,
     witness: &Witness,
-) -> Result<Output, ProxyError> {
+) -> Guarded {
     for g in guards {
-        output = apply(g.clone(), output, witness.clone()).await?;
+        match apply(g.clone(), output, witness.clone()).await {
+            Guarded::Output(o) => output = o,
+            refused => return refused,
+        }
     }
-    Ok(output)
+    Guarded::Output(output)
 }
 
 /// Judge the calls of `output` against `guard`.
-pub(super) async fn apply(
-    guard: Arc<Guard>,
-    output: Output,
-    witness: Witness,
-) -> Result<Output, ProxyError> {
+async fn apply(guard: Arc<Guard>, output: Output, witness: Witness) -> Guarded {
     match output {
         Output::Full {
             mut value,
@@ -235,7 +262,7 @@ pub(super) async fn apply(
                 refuse = !tally.blocked.is_empty() && tally.kept == 0 && !has_content(message);
             }
             if refuse {
-                return Err(tally.refusal());
+                return Guarded::Refused(tally.blocked);
             }
             let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
             let marks = tally.marks_after(text("x-augur-guard"));
@@ -246,12 +273,12 @@ pub(super) async fn apply(
             if let Some(r) = risk {
                 headers.insert("x-augur-tool-risk", HeaderValue::from_static(r));
             }
-            Ok(Output::Full { value, headers })
+            Guarded::Output(Output::Full { value, headers })
         }
         Output::Stream { rx, headers } => {
             let (tx, out) = mpsc::channel(32);
             tokio::spawn(pump(guard, rx, tx, witness));
-            Ok(Output::Stream { rx: out, headers })
+            Guarded::Output(Output::Stream { rx: out, headers })
         }
     }
 }
@@ -287,7 +314,7 @@ async fn pump(
         }
         if done {
             if !tally.blocked.is_empty() && tally.kept == 0 && !said {
-                let _ = tx.send(Err(tally.refusal())).await;
+                let _ = tx.send(Err(refusal(&tally.blocked))).await;
                 return;
             }
             if let Value::Object(f) = &mut chunk {

@@ -140,6 +140,12 @@ pub enum Outcome {
 
 /// Run stages 4-9 for `exchange`.
 pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyError> {
+    run_once(cx, exchange, true).await
+}
+
+/// [`run`]; `reask`: when the tool guard refuses every call of a whole
+/// answer, the model may be asked once more.
+async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Outcome, ProxyError> {
     let Exchange {
         route,
         mut body,
@@ -234,9 +240,9 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
             recover: cx.model_policy.native_recover,
         };
         let output = rescue::run(job, (set, checks), raw, stream).await?;
-        return Ok(Outcome::Output(
-            guard::apply_all(&guards, output, &witness).await?,
-        ));
+        let guarded = guard::apply_all(&guards, output, &witness).await;
+        let again = reask.then_some((route, body, stream_default));
+        return settle_guarded(cx, guarded, again).await;
     }
     let emulated = emulated(&plan);
     note_emulation(cx.parts, emulated);
@@ -245,9 +251,38 @@ pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyEr
         prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
     let job = job(&cx, route, upstream_body, expect, emulated, target);
     let output = flows::run(job, delivery).await?;
-    Ok(Outcome::Output(
-        guard::apply_all(&guards, output, &witness).await?,
-    ))
+    let guarded = guard::apply_all(&guards, output, &witness).await;
+    let again = reask.then_some((route, body, stream_default));
+    settle_guarded(cx, guarded, again).await
+}
+
+/// The guarded answer; when the guard refused every call of a whole
+/// answer and `again` holds the request, the model is asked once more,
+/// told which call was refused and why (a second refusal is a 422).
+async fn settle_guarded(
+    cx: Context<'_>,
+    guarded: guard::Guarded,
+    again: Option<(Route, Map<String, Value>, bool)>,
+) -> Result<Outcome, ProxyError> {
+    let (guard::Guarded::Refused(why), Some((route, mut body, stream_default))) = (&guarded, again)
+    else {
+        return Ok(Outcome::Output(guarded.into_result()?));
+    };
+    tracing::info!("the tool guard refused every call; asking the model once more");
+    metrics::counter!("augur_retries_total", "cause" => "tool_guard").increment(1);
+    if let Some(Value::Array(messages)) = body.get_mut("messages") {
+        messages.push(guard::reask_turn(why));
+    }
+    let exchange = Exchange::new(route, body, stream_default);
+    match Box::pin(run_once(cx, exchange, false)).await {
+        Ok(Outcome::Output(output)) => Ok(Outcome::Output(output)),
+        // No answer the second time (an error, or nothing read): the
+        // refusal stands; never the client's own bytes, which hold what
+        // was refused.
+        _ => Err(guarded.into_result().err().unwrap_or_else(|| {
+            ProxyError::Internal("the tool guard's second answer was not read".into())
+        })),
+    }
 }
 
 /// What a planned request emulates, for headers, logs and metrics.
