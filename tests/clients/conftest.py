@@ -54,6 +54,10 @@ def stack():
     # with the manage scope.
     with open(os.path.join(policies, "10-keys.yaml"), "w") as f:
         f.write("auth:\n  keys:\n    - {id: ops, key_env: AUGUR_TEST_OPS_KEY, scopes: [generate, read, manage]}\n")
+    # A tool-call guard on `fetch_url` URLs (test_tool_guard.py).
+    with open(os.path.join(policies, "20-guard.yaml"), "w") as f:
+        f.write('models:\n  "tool-json":\n    tools:\n      guard:\n        rules:\n'
+                '          - {id: ssrf, tool: fetch_url, pointer: /url, url: {block_private: true}}\n')
     fake_log = open(os.path.join(logdir, "fake.log"), "w")
     augur_log = open(os.path.join(logdir, "augur.log"), "w")
     fake = start([str(BIN / "fake-ollama"), "--listen", f"127.0.0.1:{fake_port}"], fake_log)
