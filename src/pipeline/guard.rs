@@ -25,7 +25,7 @@ use crate::{
 
 use super::{
     flows::Audit,
-    output::{Item, Output},
+    output::{self, Item, Output},
 };
 
 /// Who an answer is for, as the guard reports its findings: the log's
@@ -275,17 +275,16 @@ async fn apply(guard: Arc<Guard>, output: Output, witness: Witness) -> Guarded {
             }
             Guarded::Output(Output::Full { value, headers })
         }
+        // The pump runs as any stream's producer: dropped, with the
+        // upstream work behind it, when the client leaves.
         Output::Stream { rx, headers } => {
-            let (tx, out) = mpsc::channel(32);
-            tokio::spawn(pump(guard, rx, tx, witness));
-            Guarded::Output(Output::Stream { rx: out, headers })
+            Guarded::Output(output::stream(headers, |tx| pump(guard, rx, tx, witness)))
         }
     }
 }
 
 /// Judge each chunk's calls before it goes on; report in the done chunk.
-/// Ends when either side does (a client gone drops `rx`, and with it the
-/// upstream work).
+/// Ends when the upstream's chunks do, or is dropped with its client.
 async fn pump(
     guard: Arc<Guard>,
     mut rx: mpsc::Receiver<Item>,
