@@ -24,7 +24,17 @@ temperature 0 still depend on the server's earlier requests):
          asked again in grammar mode). Against the augur row, it measures
          text mode against grammar mode.
 
+  native (ref-native) the same GGUF served as a tool-capable model
+         (gemma3-tools:270m: a chat template that declares the tools, the
+         answer read by Ollama's own tool parser in upstream/ollama_front),
+         asked directly with `tools`: what Ollama itself would return.
+  augur-native
+         augur (default policies) in front of that tool-capable model: its
+         native calls checked, repaired, retried; calls written as text
+         rescued; an empty answer asked again.
+
 Rows other than a and augur are configured by a policy file (ROW_POLICIES).
+The native rows are not in the default set: --rows native,augur-native.
 
 Every request goes through the official `ollama` client with
 options {"temperature": 0, "seed": 42, "num_predict": 512}: without a
@@ -73,7 +83,11 @@ ROWS = {
     "augur": "augur (default policies)",
     "augur-small": "augur, small-model rules (tools.small_model: true)",
     "augur-text": "augur, text mode (tools.mode: text)",
+    "native": "(ref-native) tools model direct (Ollama's parser)",
+    "augur-native": "augur (default policies), tools model",
 }
+# Rows that ask the tool-capable model name with `tools` and read native tool_calls.
+NATIVE_ROWS = {"native", "augur-native"}
 REF_B_POLICY = {"validate": {"repair": False, "max_retries": 0},
                 "tools": {"loop_breaker": False, "drop_ungrounded": False,
                           "answer_unrelated": False}}
@@ -182,6 +196,7 @@ class Upstream:
             if not Path(self.env[key]).is_file():
                 raise SystemExit(f"real upstream not built ({self.env[key]} missing): run scripts/real-upstream build")
         self.model = self.env["AUGUR_MODEL"]
+        self.tools_model = self.env.get("AUGUR_TOOLS_MODEL") or ""
         self.llama_port, self.front_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.front_port}"
 
@@ -199,7 +214,8 @@ class Upstream:
         self.llama.wait_ready(llama_url + "/health", 180)
         self.front = Service(f"ollama-front-{self.starts}", [
             e["AUGUR_PYTHON"], ROOT / "upstream" / "ollama_front", "--port", self.front_port,
-            "--llama-url", llama_url, "--model", self.model, "--gguf", e["AUGUR_GGUF"]], self.log_dir)
+            "--llama-url", llama_url, "--model", self.model, "--gguf", e["AUGUR_GGUF"]]
+            + (["--tools-model", self.tools_model] if self.tools_model else []), self.log_dir)
         self.front.wait_ready(self.url + "/api/version", 60)
 
     def stop(self) -> None:
@@ -454,6 +470,8 @@ class Run:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.upstream = Upstream(self.log_dir, args.upstream)
         self.model = args.model or getattr(self.upstream, "model", None) or "gemma3:270m"
+        self.tools_model = (args.tools_model or getattr(self.upstream, "tools_model", None)
+                            or "gemma3-tools:270m")
         self.notes: list[str] = []
         self.counting: set[str] = set()
 
@@ -466,7 +484,7 @@ class Run:
         self.upstream.restart()
         augur = None
         try:
-            if key == "a":
+            if key in ("a", "native"):
                 host = self.upstream.url
             else:
                 augur = Augur(self.args.augur_bin, self.upstream.url, self.log_dir, f"augur-{key}")
@@ -490,7 +508,10 @@ class Run:
                                       f"{len(selected) - i + 1} cases not run")
                     break
                 opts = options(self.args.num_predict)
-                body = direct_body(case, self.model, opts) if key == "a" else augur_body(case, self.model, opts)
+                if key == "a":
+                    body = direct_body(case, self.model, opts)
+                else:
+                    body = augur_body(case, self.tools_model if key in NATIVE_ROWS else self.model, opts)
                 before = augur.metrics() if augur else None
                 o = ask(client, body, direct=(key == "a"))
                 if augur:
@@ -536,6 +557,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--upstream", help="use this Ollama-compatible URL instead of starting llama-server "
                                       "(never restarted)")
     p.add_argument("--model", help="model name (default: the real upstream's, gemma3:270m)")
+    p.add_argument("--tools-model", help="the tool-capable model name of the native rows "
+                                         "(default: the real upstream's, gemma3-tools:270m)")
     p.add_argument("--num-predict", type=int, default=NUM_PREDICT,
                    help=f"options.num_predict of every request (default {NUM_PREDICT}; 0: not sent)")
     p.add_argument("--timeout", type=float, default=300.0, help="per-request timeout, s (default 300)")
@@ -556,13 +579,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             p.error(f"unknown category {', '.join(bad)}")
     if not args.augur_bin.is_absolute():
         args.augur_bin = Path.cwd() / args.augur_bin
-    if not args.rescore and any(r != "a" for r in args.row_keys) and not os.access(args.augur_bin, os.X_OK):
+    if not args.rescore and any(r not in ("a", "native") for r in args.row_keys) and not os.access(args.augur_bin, os.X_OK):
         p.error(f"augur binary not found at {args.augur_bin}: cargo build --release, or pass --augur-bin")
     return args
 
 
 def print_report(details: dict, results: dict[str, list[dict]], path: Path) -> None:
-    print(f"### Tool-call quality ({details['started'][:10]}, model {details['model']}, "
+    model = details["model"] + (f" / {details['tools_model']} (native rows)" if details.get("tools_model") else "")
+    print(f"### Tool-call quality ({details['started'][:10]}, model {model}, "
           f"{details['n_cases']} cases, options {json.dumps(details['options'])})\n")
     print(checker.tables(results, ROWS))
     for note in details["notes"]:
@@ -604,6 +628,8 @@ def main(argv: list[str]) -> int:
     results: dict[str, list[dict]] = {}
     details: dict[str, Any] = {"started": dt.datetime.now().isoformat(timespec="seconds"), "argv": argv,
                                "model": run.model, "options": options(args.num_predict),
+                               **({"tools_model": run.tools_model}
+                                  if NATIVE_ROWS & set(args.row_keys) else {}),
                                "n_cases": len(selected), "rows": {}}
     try:
         for key in args.row_keys:

@@ -6,7 +6,8 @@ ports. `scripts/real-upstream build` must have run first; anything missing is a
 failure, never a skip.
 
 Fixtures: front_url (the Ollama-compatible upstream, direct), augur_url,
-admin_url, policies_dir (with the small-model rules on for the model), model_name.
+admin_url, policies_dir (with the small-model rules on for the model), model_name,
+tools_model_name (the same GGUF served as tool-capable: native tool calls).
 
 Environment: AUGUR_BIN (default target/debug/augur under the repository root),
 AUGUR_CACHE (where scripts/real-upstream keeps its builds).
@@ -117,6 +118,11 @@ def model_name(upstream_paths):
 
 
 @pytest.fixture(scope="session")
+def tools_model_name(upstream_paths):
+    return upstream_paths["AUGUR_TOOLS_MODEL"]
+
+
+@pytest.fixture(scope="session")
 def llama_url(upstream_paths, log_dir):
     port = _free_port()
     svc = Service("llama-server", [upstream_paths["AUGUR_LLAMA_SERVER"], "-m", upstream_paths["AUGUR_GGUF"],
@@ -135,7 +141,8 @@ def llama_url(upstream_paths, log_dir):
 def front_url(llama_url, upstream_paths, log_dir):
     port = _free_port()
     svc = Service("ollama-front", [sys.executable, FRONT, "--port", port, "--llama-url", llama_url,
-                                   "--model", upstream_paths["AUGUR_MODEL"], "--gguf", upstream_paths["AUGUR_GGUF"]],
+                                   "--model", upstream_paths["AUGUR_MODEL"], "--gguf", upstream_paths["AUGUR_GGUF"],
+                                   "--tools-model", upstream_paths["AUGUR_TOOLS_MODEL"]],
                   log_dir)
     url = "http://127.0.0.1:%d" % port
     try:

@@ -36,7 +36,7 @@ def _front(name, model, llama_url, gguf, log_dir):
 
 
 @pytest.fixture(scope="module")
-def fleet(front_url, model_name, upstream_paths, log_dir, tmp_path_factory):
+def fleet(front_url, model_name, tools_model_name, upstream_paths, log_dir, tmp_path_factory):
     gguf = upstream_paths["AUGUR_GGUF"]
     model_b, model_c = model_name + "-b", model_name + "-c"
     services = []
@@ -65,7 +65,7 @@ def fleet(front_url, model_name, upstream_paths, log_dir, tmp_path_factory):
         admin_url = "http://127.0.0.1:%d" % admin
         augur.wait_ready(admin_url + "/-/ready", 30)
         yield {"url": "http://127.0.0.1:%d" % listen, "admin": admin_url,
-               "a": model_name, "b": model_b, "c": model_c}
+               "a": model_name, "a_tools": tools_model_name, "b": model_b, "c": model_c}
     finally:
         for svc in reversed(services):
             svc.stop()
@@ -94,7 +94,9 @@ def test_each_model_is_served_by_the_upstream_that_has_it(fleet):
     assert {m["name"] for m in tags["models"]} >= {fleet["a"], fleet["b"], fleet["c"]}
     status = httpx.get(fleet["admin"] + "/-/upstreams", timeout=30).json()["upstreams"]
     assert {u["name"]: u["healthy"] for u in status} == {"a": True, "b": True, "c": True}
-    assert {u["name"]: u["models"] for u in status} == {"a": [fleet["a"]], "b": [fleet["b"]], "c": [fleet["c"]]}
+    # a is the session's front, which also serves the GGUF as the tool-capable model
+    assert {u["name"]: sorted(u["models"]) for u in status} == {
+        "a": sorted([fleet["a"], fleet["a_tools"]]), "b": [fleet["b"]], "c": [fleet["c"]]}
 
     for upstream, model in (("a", fleet["a"]), ("b", fleet["b"]), ("a", fleet["a"])):
         before = _requests_by_upstream(fleet["admin"])

@@ -1,7 +1,8 @@
 """An Ollama-compatible HTTP front for llama.cpp's llama-server (stdlib only).
 
 Since 0.30, Ollama runs llama-server as its engine and puts a Go HTTP front in
-front of it. This package plays that front for a single GGUF model, so that
+front of it. This package plays that front for a single GGUF model (under a
+second, tool-capable name with --tools-model), so that
 clients and proxies can be tested against real inference without Ollama.
 It follows Ollama 0.32.x (read from its source: server/routes.go,
 llm/llama_server.go, middleware/openai.go, openai/openai.go, api/types.go) on
@@ -18,6 +19,7 @@ Modules, in the order a request meets them:
 * handlers     ChatHandler and GenerateHandler: model checks, capability
                refusals (tools, thinking), prompt, chunks; also show and ps
 * prompt       message collation and the gemma3 template
+* tools        the tools model's template and Ollama's tool-call parser
 * llama        options and the llama-server /completion call
 * model        the served model's name, GGUF metadata and Modelfile
 * gojson       Go-compatible JSON, float and time encoding

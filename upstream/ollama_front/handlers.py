@@ -19,26 +19,36 @@ from .gojson import go_quote, go_time
 from .llama import Upstream, merge_options, metrics
 from .model import Model, display_shortest, parse_name
 from .prompt import render
+from . import tools as native_tools
 
 Chunks = Iterator[dict[str, Any]]
 
 class Front:
-    """Ollama's server for one model on one llama-server."""
+    """Ollama's server for one GGUF on one llama-server, under one or two model names:
+    `model` (gemma3's template, completion only) and, optionally, `tools_model`
+    (a template that declares tools; completion and tools)."""
 
-    def __init__(self, model: Model, upstream: Upstream) -> None:
+    def __init__(self, model: Model, upstream: Upstream, tools_model: Model | None = None) -> None:
         self.model, self.up = model, upstream
+        self.models = [model] + ([tools_model] if tools_model is not None else [])
         self.last_used: int | None = None
+        self.last_model = model
 
-    def _resolve(self, name_str: str | None, empty_status: int, empty_msg: str) -> None:
+    def find(self, name: tuple[str, str, str, str] | None) -> Model | None:
+        return next((m for m in self.models if m.matches(name)), None)
+
+    def _resolve(self, name_str: str | None, empty_status: int, empty_msg: str) -> Model:
         if not name_str:
             raise HTTPFail(empty_status, empty_msg)
         name = parse_name(name_str)
         if name is None:
             raise HTTPFail(400, "invalid model name")
-        if not self.model.matches(name):
+        m = self.find(name)
+        if m is None:
             raise HTTPFail(404, "model '%s' not found" % name_str)
+        return m
 
-    def _common(self, req: dict[str, Any], caps: list[str]) -> dict[str, Any]:
+    def _common(self, req: dict[str, Any], caps: list[str], model: Model | None = None) -> dict[str, Any]:
         """The thinking check, then the capability check (gemma3 has only completion), then options.
 
         With `_relax_thinking` (Ollama's relax_thinking, set by its Anthropic
@@ -47,20 +57,25 @@ class Front:
             if not req.get("_relax_thinking"):
                 raise HTTPFail(400, "%s does not support thinking" % go_quote(req["model"]))
             req["think"] = None
+        model = model or self.model
+        caps = [c for c in caps if c not in model.capabilities()]
         if caps:
-            raise HTTPFail(400, "%s does not support %s" % (self.model.full_name, "\n".join(caps)))
-        return merge_options(req.get("options"))
+            raise HTTPFail(400, "%s does not support %s" % (model.full_name, "\n".join(caps)))
+        return merge_options(req.get("options"), model.params)
 
-    def chat_prompt(self, msgs: list[dict[str, str]], truncate: bool) -> str:
+    def chat_prompt(self, msgs: list[dict[str, Any]], truncate: bool,
+                    tools: list[dict[str, Any]] | None = None, tools_model: bool = False) -> str:
         """server/prompt.go chatPrompt: drop the oldest messages until the prompt fits num_ctx."""
+        def rnd(ms: list[dict[str, Any]]) -> str:
+            return native_tools.render(ms, tools) if tools_model else render(ms)
         num_ctx, cur, system = self.up.context_length(), 0, []
         if truncate:
             for i in range(len(msgs)):
                 system = [m for m in msgs[:i] if m["role"] == "system"]
-                if len(self.up.tokenize(render(system + msgs[i:]))) <= num_ctx or i == len(msgs) - 1:
+                if len(self.up.tokenize(rnd(system + msgs[i:]))) <= num_ctx or i == len(msgs) - 1:
                     cur = i
                     break
-        return render(system + msgs[cur:])
+        return rnd(system + msgs[cur:])
 
     def chat(self, req: dict[str, Any], raw: dict[str, Any], alive: Callable[[], bool]
              ) -> tuple[dict[str, Any] | None, Chunks | None]:
@@ -68,18 +83,23 @@ class Front:
         start = time.monotonic_ns()
         if not 0 <= (req.get("top_logprobs") or 0) <= 20:
             raise HTTPFail(400, "top_logprobs must be between 0 and 20")
-        self._resolve(req.get("model"), 400, "model is required")
+        model = self._resolve(req.get("model"), 400, "model is required")
         msgs = [m for m in (req.get("messages") or [])]
         name = req["model"]
         if not msgs and req["_keep_alive_zero"]:
             return self._short(name, "unload", chat=True), None
-        opts = self._common(req, ["tools"] if req.get("tools") else [])
-        self.last_used = time.time_ns()
+        tools = req.get("tools") or None
+        opts = self._common(req, ["tools"] if tools else [], model)
+        self.last_used, self.last_model = time.time_ns(), model
         loaded = time.monotonic_ns()
         if not msgs:
             return self._short(name, "load", chat=True), None
-        prompt = self.chat_prompt([{"role": m["role"], "content": m.get("content") or ""} for m in msgs],
-                                  req.get("truncate", True) is not False)
+        if model.tools:
+            prompt = self.chat_prompt([dict(m) for m in msgs], req.get("truncate", True) is not False, tools, True)
+        else:
+            prompt = self.chat_prompt([{"role": m["role"], "content": m.get("content") or ""} for m in msgs],
+                                      req.get("truncate", True) is not False)
+        parser = native_tools.Parser(tools) if tools else None
 
         def gen() -> Chunks:
             for kind, val in self.up.completion(prompt, opts, raw.get("format"), alive):
@@ -88,6 +108,20 @@ class Front:
                 if kind == "done":
                     res["done_reason"] = val["done_reason"]
                     res.update(metrics(val, start, loaded))
+                if parser is not None:
+                    # ChatHandler with req.Tools: the parser decides what each piece becomes.
+                    calls, content = parser.add(res["message"]["content"])
+                    if content:
+                        res["message"]["content"] = content
+                    elif calls:
+                        for c in calls:
+                            c["id"] = native_tools.call_id()
+                        res["message"]["content"] = ""
+                        res["message"]["tool_calls"] = [{"id": c["id"], "function": c["function"]} for c in calls]
+                    elif res["done"]:
+                        res["message"]["content"] = parser.content()
+                    else:
+                        continue
                 yield res
         return None, gen()
 
@@ -98,14 +132,14 @@ class Front:
         if not 0 <= (req.get("top_logprobs") or 0) <= 20:
             raise HTTPFail(400, "top_logprobs must be between 0 and 20")
         name = req.get("model") or ""
-        self._resolve(name, 404, "model '' not found")
+        model = self._resolve(name, 404, "model '' not found")
         prompt = req.get("prompt") or ""
         if not prompt and req["_keep_alive_zero"]:
             return self._short(name, "unload", chat=False), None
         if req.get("raw") and (req.get("template") or req.get("system") or req.get("context")):
             raise HTTPFail(400, "raw mode does not support template, system, or context")
-        opts = self._common(req, ["insert"] if req.get("suffix") else [])
-        self.last_used = time.time_ns()
+        opts = self._common(req, ["insert"] if req.get("suffix") else [], model)
+        self.last_used, self.last_model = time.time_ns(), model
         loaded = time.monotonic_ns()
         if not prompt:
             return self._short(name, "load", chat=False), None
@@ -146,14 +180,15 @@ class Front:
         name = parse_name(name_str)
         if name is None:
             raise HTTPFail(400, "invalid model name")
-        if not self.model.matches(name):
+        model = self.find(name)
+        if model is None:
             raise HTTPFail(404, "model '%s' not found" % display_shortest(name))
-        return self.model.show(bool(req.get("verbose")))
+        return model.show(bool(req.get("verbose")))
 
     def ps(self) -> dict[str, Any]:
         if self.last_used is None:
             return {"models": []}
-        e = self.model.list_entry(with_caps=False)
+        e = self.last_model.list_entry(with_caps=False)
         del e["modified_at"]
         e.update(expires_at=go_time(self.last_used + 300 * 10**9, utc=False), size_vram=0,
                  context_length=self.up.context_length())
@@ -162,9 +197,11 @@ class Front:
 
 def merge_chunks(chunks: Chunks, chat: bool) -> dict[str, Any]:
     """The non-streaming path: concatenate text, keep everything else from the last chunk."""
-    last, text = None, []
+    last, text, calls = None, [], []
     for res in chunks:
         text.append(res["message"]["content"] if chat else res["response"])
+        if chat:
+            calls += res["message"].get("tool_calls") or []
         last = res
     if last is None:  # stream ended without any chunk: Go's zero value
         last = {"model": "", "created_at": "0001-01-01T00:00:00Z"}
@@ -172,6 +209,9 @@ def merge_chunks(chunks: Chunks, chat: bool) -> dict[str, Any]:
         last["done"] = False
     if chat:
         last["message"]["content"] = "".join(text)
+        last["message"].pop("tool_calls", None)
+        if calls:
+            last["message"]["tool_calls"] = calls
     else:
         last["response"] = "".join(text)
     return last

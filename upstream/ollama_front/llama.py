@@ -50,10 +50,10 @@ ws ::= ([ \t\n] ws)?
 '''
 
 
-def merge_options(req_opts: dict[str, Any] | None) -> dict[str, Any]:
+def merge_options(req_opts: dict[str, Any] | None, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """api.DefaultOptions, then the model's parameters, then the request (Options.FromMap)."""
     opts = dict(DEFAULT_OPTIONS)
-    for layer in (MODEL_PARAMS, req_opts or {}):
+    for layer in (MODEL_PARAMS if params is None else params, req_opts or {}):
         for key, val in layer.items():
             if val is None or key not in DEFAULT_OPTIONS and key not in INT_OPTS and key != "use_mmap":
                 continue

@@ -333,8 +333,10 @@ def _count_block(block: dict[str, Any]) -> int:
     return n
 
 
-def stop_reason(done_reason: str) -> str:
-    """mapStopReason without tool calls."""
+def stop_reason(done_reason: str, has_calls: bool = False) -> str:
+    """mapStopReason."""
+    if has_calls:
+        return "tool_use"
     return {"stop": "end_turn", "length": "max_tokens", "": ""}.get(done_reason, "stop_sequence")
 
 
@@ -347,13 +349,19 @@ class Converter:
         self.estimate = estimate_input_tokens(r.body)
         self.first = True
         self.text_started = False
+        self.index = 0
+        self.calls_sent: set[str] = set()
 
     def message(self, res: dict[str, Any]) -> dict[str, Any]:
         """anthropic.ToMessagesResponse of the merged chat answer."""
         content = res["message"]["content"]
+        calls = res["message"].get("tool_calls") or []
+        blocks = [{"type": "text", "text": content}] if content else []
+        blocks += [{"type": "tool_use", "id": c.get("id") or "", "name": c["function"]["name"],
+                    "input": c["function"]["arguments"]} for c in calls]
         out: dict[str, Any] = {"id": self.id, "type": "message", "role": "assistant", "model": res["model"],
-                               "content": [{"type": "text", "text": content}] if content else None}
-        reason = stop_reason(res.get("done_reason") or "")
+                               "content": blocks or None}
+        reason = stop_reason(res.get("done_reason") or "", bool(calls))
         if reason:
             out["stop_reason"] = reason
         out["usage"] = {"input_tokens": res.get("prompt_eval_count", 0), "output_tokens": res.get("eval_count", 0)}
@@ -372,14 +380,30 @@ class Converter:
         if content:
             if not self.text_started:
                 self.text_started = True
-                events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                events.append(("content_block_start", {"type": "content_block_start", "index": self.index,
                                                        "content_block": {"type": "text", "text": ""}}))
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": self.index,
                                                    "delta": {"type": "text_delta", "text": content}}))
+        for c in res["message"].get("tool_calls") or []:
+            if c.get("id") in self.calls_sent:
+                continue
+            if self.text_started:
+                events.append(("content_block_stop", {"type": "content_block_stop", "index": self.index}))
+                self.index += 1
+                self.text_started = False
+            events.append(("content_block_start", {"type": "content_block_start", "index": self.index,
+                                                   "content_block": {"type": "tool_use", "id": c.get("id") or "",
+                                                                     "name": c["function"]["name"], "input": {}}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": self.index,
+                                                   "delta": {"type": "input_json_delta",
+                                                             "partial_json": go_json(c["function"]["arguments"])}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": self.index}))
+            self.calls_sent.add(c.get("id"))
+            self.index += 1
         if res["done"]:
             if self.text_started:
-                events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
-            reason = stop_reason(res.get("done_reason") or "")
+                events.append(("content_block_stop", {"type": "content_block_stop", "index": self.index}))
+            reason = stop_reason(res.get("done_reason") or "", bool(self.calls_sent))
             events.append(("message_delta", {"type": "message_delta",
                                              "delta": {"stop_reason": reason} if reason else {},
                                              "usage": {"input_tokens": res.get("prompt_eval_count", 0),

@@ -29,8 +29,16 @@ def from_chat_request(r: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
                 json.loads((tc.get("function") or {}).get("arguments") or "")
             except ValueError:
                 raise HTTPFail(400, "invalid tool call arguments")
+        extra: dict[str, Any] = {}
+        if calls:
+            extra["tool_calls"] = [{"id": tc.get("id") or "", "function": {
+                "index": i, "name": (tc.get("function") or {}).get("name") or "",
+                "arguments": json.loads((tc.get("function") or {}).get("arguments") or "{}")}}
+                for i, tc in enumerate(calls)]
+        if m.get("tool_call_id"):
+            extra["tool_call_id"] = m["tool_call_id"]
         if isinstance(content, str):
-            msgs.append({"role": role, "content": content})
+            msgs.append({"role": role, "content": content, **extra})
         elif isinstance(content, list):
             for part in content:
                 if not isinstance(part, dict) or part.get("type") not in ("text", "image_url", "input_audio"):
@@ -48,7 +56,7 @@ def from_chat_request(r: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
         elif calls is None:
             raise HTTPFail(400, "invalid message content type: %s" % go_type_name(content))
         else:
-            msgs.append({"role": role, "content": ""})
+            msgs.append({"role": role, "content": "", **extra})
     opts = {}
     stop = r.get("stop")
     if isinstance(stop, str):
@@ -82,13 +90,25 @@ def from_chat_request(r: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return req, {"format": fmt}
 
 
+def to_tool_calls(calls: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """openai.ToToolCalls: arguments as a JSON string."""
+    return [{"id": c.get("id") or "", "index": c["function"].get("index", 0), "type": "function",
+             "function": {"name": c["function"]["name"], "arguments": go_json(c["function"]["arguments"])}}
+            for c in calls or []]
+
+
 def to_chat_completion(cid: str, res: dict[str, Any]) -> dict[str, Any]:
     """openai.ToChatCompletion of a merged (non-streaming) chat answer."""
+    calls = to_tool_calls(res["message"].get("tool_calls"))
     reason = res.get("done_reason") or None
+    if reason == "stop" and calls:
+        reason = "tool_calls"
+    message = {"role": res["message"]["role"], "content": res["message"]["content"]}
+    if calls:
+        message["tool_calls"] = calls
     return {"id": cid, "object": "chat.completion", "created": unix_of(res["created_at"]),
             "model": res["model"], "system_fingerprint": "fp_ollama",
-            "choices": [{"index": 0, "message": {"role": res["message"]["role"], "content": res["message"]["content"]},
-                         "finish_reason": reason}],
+            "choices": [{"index": 0, "message": message, "finish_reason": reason}],
             "usage": usage(res)}
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from .decode import (ANY, BOOL, FLOAT64, INT, MAP, STRING, STRINGS, JSON_KIND, check_fields, first_value,
                      go_unmarshal, slice_of, struct, type_error)
+from .openai_chat import to_tool_calls
 from .errors import HTTPFail
 from .gojson import GoNumber, go_json, go_quote, unix_of
 
@@ -367,6 +368,9 @@ class Converter:
         self.first = True
         self.text: list[str] = []
         self.content_started = False
+        self.calls_sent = False
+        self.output_index = 0
+        self.call_items: list[dict[str, Any]] = []
 
     # --- echoes of the request ---
     def _float(self, key: str) -> Any:
@@ -404,8 +408,11 @@ class Converter:
             "id": self.response_id, "object": "response", "created_at": unix_of(res["created_at"]),
             "completed_at": int(time.time()), "status": "completed", "incomplete_details": None,
             "model": e.get("model") or "", "previous_response_id": None, "instructions": e.get("instructions") or None,
-            "output": [{"id": self.item_id, "type": "message", "status": "completed", "role": "assistant",
-                        "content": [_text_part(res["message"]["content"])]}],
+            "output": [{"id": "fc_%s_%d" % (self.response_id, i), "type": "function_call", "status": "completed",
+                        "call_id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                       for i, c in enumerate(to_tool_calls(res["message"].get("tool_calls")))]
+            or [{"id": self.item_id, "type": "message", "status": "completed", "role": "assistant",
+                 "content": [_text_part(res["message"]["content"])]}],
             "error": None, "tools": [self._tool(t or {}, True) for t in e.get("tools") or []],
             "tool_choice": "auto", "truncation": e.get("truncation") or "disabled", "parallel_tool_calls": True,
             "text": {"format": self._format_fields() or {"type": "text"}}, "top_p": self._float("top_p"),
@@ -451,7 +458,24 @@ class Converter:
             self.first = False
             events.append(self._event("response.created", {"response": self._object("in_progress", [], None)}))
             events.append(self._event("response.in_progress", {"response": self._object("in_progress", [], None)}))
-        content = res["message"]["content"]
+        calls = to_tool_calls(res["message"].get("tool_calls"))
+        for i, c in enumerate(calls):
+            index = self.output_index + (1 if self.content_started else 0) + i
+            fc_id = "fc_%d_%d" % (random.randrange(999999), i)
+            item = {"id": fc_id, "type": "function_call", "status": "completed", "call_id": c["id"],
+                    "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+            self.call_items.append(item)
+            events.append(self._event("response.output_item.added", {
+                "output_index": index, "item": dict(item, status="in_progress", arguments="")}))
+            events.append(self._event("response.function_call_arguments.delta", {
+                "item_id": fc_id, "output_index": index, "delta": item["arguments"]}))
+            events.append(self._event("response.function_call_arguments.done", {
+                "item_id": fc_id, "output_index": index, "arguments": item["arguments"]}))
+            events.append(self._event("response.output_item.done", {"output_index": index, "item": item}))
+        if calls:
+            self.output_index += len(calls)
+            self.calls_sent = True
+        content = res["message"]["content"] if not self.calls_sent else ""
         if content:
             if not self.content_started:
                 self.content_started = True
@@ -473,6 +497,8 @@ class Converter:
                 events.append(self._event("response.output_item.done",
                                           {"output_index": 0, "item": self._message_item("completed")}))
                 output = [self._message_item("completed")]
+            if self.call_items:
+                output = (output or []) + self.call_items
             response = self._object("completed", output, _usage(res))
             response["completed_at"] = int(time.time())
             events.append(self._event("response.completed", {"response": response}))

@@ -27,7 +27,7 @@ from .gojson import go_json, go_quote, unix_of
 from .handlers import Front, merge_chunks
 from .llama import Upstream
 from .model import Model, parse_name
-from .openai_chat import chunk, from_chat_request, to_chat_completion, usage
+from .openai_chat import chunk, from_chat_request, to_chat_completion, to_tool_calls, usage
 
 JSON_CT = "application/json; charset=utf-8"
 
@@ -259,7 +259,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_gin_json(200, {"version": VERSION})
 
     def h_tags(self) -> None:
-        self.send_gin_json(200, {"models": [self.front.model.list_entry()]})
+        self.send_gin_json(200, {"models": [m.list_entry() for m in self.front.models]})
 
     def h_ps(self) -> None:
         self.send_gin_json(200, self.front.ps())
@@ -307,9 +307,9 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- OpenAI compatibility ---
     def h_v1_models(self) -> None:
-        m = self.front.model
         self.send_encoder_json(200, {"object": "list", "data": [
-            {"id": m.name, "object": "model", "created": m.modified_ns // 10**9, "owned_by": m.parsed[1]}]})
+            {"id": m.name, "object": "model", "created": m.modified_ns // 10**9, "owned_by": m.parsed[1]}
+            for m in self.front.models]})
 
     def h_v1_model(self, name: str) -> None:
         try:
@@ -317,7 +317,8 @@ class Handler(BaseHTTPRequestHandler):
         except HTTPFail as e:
             return self.send_encoder_json(e.status, oai_error(e.status, e.message))
         parsed = parse_name(name)
-        self.send_encoder_json(200, {"id": name, "object": "model", "created": self.front.model.modified_ns // 10**9,
+        m = self.front.find(parsed) or self.front.model
+        self.send_encoder_json(200, {"id": name, "object": "model", "created": m.modified_ns // 10**9,
                                      "owned_by": parsed[1] if parsed else ""})
 
     def h_v1_chat(self) -> None:
@@ -336,20 +337,25 @@ class Handler(BaseHTTPRequestHandler):
         except HTTPFail as e:
             return self.send_encoder_json(e.status, oai_error(e.status, e.message))
         include_usage = bool((r.get("stream_options") or {}).get("include_usage"))
-        started, created = False, None
+        started, created, call_sent = False, None, False
         try:
             for res in gen:
                 if not started:
                     self.start_stream("text/event-stream")
                     started, created = True, unix_of(res["created_at"])
                     first = True
-                if not (res["done"] and not first and res["message"]["content"] == ""):
+                calls = to_tool_calls(res["message"].get("tool_calls"))
+                if not (res["done"] and not first and res["message"]["content"] == "" and not calls):
                     delta = {"role": "assistant"} if first else {}
                     delta["content"] = res["message"]["content"]
+                    if calls:
+                        delta["tool_calls"] = calls
+                        call_sent = True
                     self.write_chunk("data: %s\n\n" % go_json(chunk(cid, created, res, delta)))
                     first = False
                 if res["done"]:
-                    fin = chunk(cid, created, res, {}, res.get("done_reason") or "stop")
+                    reason = res.get("done_reason") or "stop"
+                    fin = chunk(cid, created, res, {}, "tool_calls" if reason == "stop" and call_sent else reason)
                     self.write_chunk("data: %s\n\n" % go_json(fin))
                     if include_usage:
                         fin.update(choices=[], usage=usage(res))
@@ -453,6 +459,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=11434)
     ap.add_argument("--llama-url", required=True, help="base URL of a running llama-server")
     ap.add_argument("--model", default="gemma3:270m", help="the one model name this front serves")
+    ap.add_argument("--tools-model", default="",
+                    help="a second name for the same GGUF, served as tool-capable (e.g. gemma3-tools:270m)")
     ap.add_argument("--gguf", help="GGUF path for /api/show metadata (default: asked from llama-server)")
     ap.add_argument("--max-body-bytes", type=int, default=Handler.max_body,
                     help="largest request body accepted (default %(default)s); larger ones are answered 413")
@@ -465,13 +473,17 @@ def main(argv: list[str] | None = None) -> None:
             gguf = up.call("GET", "/props").get("model_path")
         except HTTPFail:
             gguf = None
-    Handler.front = Front(Model(args.model, gguf), up)
+    if args.tools_model and (parse_name(args.tools_model) is None
+                             or parse_name(args.tools_model) == parse_name(args.model)):
+        ap.error("--tools-model must be a valid model name other than --model")
+    Handler.front = Front(Model(args.model, gguf), up, Model(args.tools_model, gguf, tools=True) if args.tools_model else None)
     Handler.verbose = args.verbose
     Handler.max_body = args.max_body_bytes
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
-    sys.stderr.write("[ollama-front] listening on http://%s:%d (model %s, llama-server %s)\n"
-                     % (args.host, server.server_address[1], args.model, args.llama_url))
+    sys.stderr.write("[ollama-front] listening on http://%s:%d (model %s%s, llama-server %s)\n"
+                     % (args.host, server.server_address[1], args.model,
+                        " and %s with tools" % args.tools_model if args.tools_model else "", args.llama_url))
     sys.stderr.flush()
     try:
         server.serve_forever()
