@@ -87,7 +87,7 @@ pub struct Report {
     pub unchecked: bool,
     pub emulated: Option<&'static str>,
     /// A fallback model answered.
-    pub fallback: Option<super::fallback::Answered>,
+    pub fallback: Option<super::job::Answered>,
     /// The fallback models failed: the best answer before them stands.
     pub fallback_failed: bool,
 }
@@ -130,7 +130,7 @@ impl Report {
         if self.fallback_failed {
             h.insert(
                 "x-augur-fallback",
-                HeaderValue::from_static(super::fallback::FAILED),
+                HeaderValue::from_static(super::job::chain::FAILED),
             );
         }
         h
@@ -199,7 +199,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::fallback::{Answered, Reason};
+    use crate::pipeline::job::{Answered, Reason};
 
     #[test]
     fn fallback_headers_are_never_dropped() {

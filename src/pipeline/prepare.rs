@@ -6,15 +6,14 @@ use serde_json::{Map, Value, json};
 use crate::{error::ProxyError, format::Format, policy::ToolsMode, schema, tools};
 
 use super::{
-    attempts::Expect,
-    call_screen::CallScreen,
+    job::{Expect, TextMode},
     plan::{Plan, Route},
-    text_mode::TextMode,
+    screen::CallScreen,
 };
 
 /// Rewrite the client's body per `plan`; a `format` larger than
 /// `format_limit` bytes is refused (400) rather than sent upstream.
-pub fn prepare(
+pub(crate) fn prepare(
     route: Route,
     client: &Map<String, Value>,
     plan: Plan,
@@ -115,7 +114,7 @@ fn rewrite(
         });
         // A first question that shares no word with any tool and offers
         // no value: any call would be one nobody asked for, withheld and
-        // re-asked for an answer (see `call_screen`), so the answer is
+        // re-asked for an answer (see `screen`), so the answer is
         // asked for at once.
         let direct = match &answer_format {
             Some(answer) if tp.answer_unrelated && nobody_asks(&tp.set, &messages) => {

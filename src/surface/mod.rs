@@ -222,7 +222,7 @@ async fn run(
     exchange: Exchange,
 ) -> Result<Outcome, ProxyError> {
     let fallback = model.policy.fallback.as_ref().and_then(|f| {
-        pipeline::fallback::Chain::new(f, &model.raw, &model.name, |name| {
+        pipeline::job::Chain::new(f, &model.raw, &model.name, |name| {
             crate::limits::check_model(&admitted.policy, &admitted.principal, name).is_ok()
         })
     });

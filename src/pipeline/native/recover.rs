@@ -11,11 +11,11 @@ use crate::{
     tools::{self, ModelOutput, ToolChoice, ToolSet},
 };
 
-use super::flows::Job;
+use super::super::job::{Job, answer_text};
 
 /// The answer of the retry, in the native shape; `None` when the
 /// emulated answer could not be read.
-pub async fn recover(
+pub(crate) async fn recover(
     job: &Job,
     set: &ToolSet,
     body: &Map<String, Value>,
@@ -32,7 +32,7 @@ pub async fn recover(
         .ctx
         .json(job.route.path(), &Value::Object(emulated))
         .await?;
-    let text = super::attempts::answer_text(job.route, &response);
+    let text = answer_text(job.route, &response);
     let output = match tools::parse_output(&text, set) {
         Ok(output) => output,
         Err(e) => {

@@ -5,7 +5,7 @@
 //!
 //! An invalid call before anything was sent falls back to the whole-answer
 //! path (repair, retry with feedback) and streams its result. Calls are
-//! screened as they complete ([`super::call_screen`]): an ungrounded
+//! screened as they complete ([`crate::pipeline::screen`]): an ungrounded
 //! continuation is dropped, and a repeat of an answered call is held; when
 //! the answer ends with only such repeats, the loop breaker's answer is
 //! streamed instead (or, if there is none, the held calls).
@@ -22,19 +22,19 @@ use crate::{
     wire::created_at_now,
 };
 
-use super::{
-    attempts::{self, Expect, Seed},
+use super::super::{
+    attempt::{finish::finalize, plain, reask, text_mode::Extractor},
     call::Lines,
-    call_screen::{Admit, StreamScreen},
     checks,
-    flows::{self, Job},
+    chunk::{call_chunk, chunks_of, delta_chunk, is_thinking_only},
+    job::{Completed, Expect, Job, Seed, answer_text, cut_short},
     output::{self, Item, Output, Report},
     plan::Route,
-    text_mode::Extractor,
+    screen::{Admit, StreamScreen},
 };
 
 /// Start the streamed emulation.
-pub async fn run(job: Job) -> Result<Output, ProxyError> {
+pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
     let (job, lines) = job.open_stream(open).await?;
     // Headers go out before any call is known: say up front when some
     // tool's arguments can only be checked against its grammar copy.
@@ -117,7 +117,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         let model = chunk.get("model").cloned().unwrap_or(Value::Null);
         last_model = model.clone();
         let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
-        let delta = attempts::answer_text(Route::Chat, &chunk);
+        let delta = answer_text(Route::Chat, &chunk);
         p.raw.push_str(&delta);
         // Thinking: the model's own (a thinking model keeps its `think`), or
         // the emulated object's reasoning.
@@ -143,7 +143,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         };
         if !thinking.is_empty() {
             p.sent_thinking = true;
-            let c = flows::delta_chunk(Route::Chat, &model, "", Some(&thinking));
+            let c = delta_chunk(Route::Chat, &model, "", Some(&thinking));
             if !output::send(tx, Ok(c)).await {
                 return Ok(());
             }
@@ -159,13 +159,9 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
             };
             // A plain answer the token limit cut ends as Ollama ends it.
             let rest = match &finished {
-                Err(_) => super::retry::plain::stream_rest(
-                    &chunk,
-                    &p.raw,
-                    p.answer_sent,
-                    &job.expect,
-                    &job.validators,
-                ),
+                Err(_) => {
+                    plain::stream_rest(&chunk, &p.raw, p.answer_sent, &job.expect, &job.validators)
+                }
                 Ok(_) => None,
             };
             match finished {
@@ -180,7 +176,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                             .await;
                     }
                     let seed = Seed {
-                        truncated: eof || attempts::cut_short(&chunk),
+                        truncated: eof || cut_short(&chunk),
                         text: std::mem::take(&mut p.raw),
                     };
                     return job
@@ -214,7 +210,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     }
                     p.sent_anything = true;
                     p.answer_sent += text.len();
-                    let c = flows::delta_chunk(Route::Chat, &model, &text, None);
+                    let c = delta_chunk(Route::Chat, &model, &text, None);
                     if !output::send(tx, Ok(c)).await {
                         return Ok(());
                     }
@@ -264,8 +260,8 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
             if gate.holding() && !p.sent_anything {
                 let held = gate.take_held();
                 let unrelated = gate.take_unrelated();
-                let note = super::reask::note_for(&held);
-                if let Some(answer) = super::reask::reask(job, note).await {
+                let note = reask::note_for(&held);
+                if let Some(answer) = reask::reask(job, note).await {
                     let repairs = gate.repairs_answered(held.len(), unrelated.len());
                     return send_answer(job, tx, answer, p.sent_thinking, repairs).await;
                 }
@@ -322,13 +318,7 @@ async fn send_call(
     let calls = tools::ollama_tool_calls(std::slice::from_ref(call), p.next_index);
     p.next_index += 1;
     p.sent_anything = true;
-    let c = json!({
-        "model": model,
-        "created_at": created_at_now(),
-        "message": {"role": "assistant", "content": "", "tool_calls": calls},
-        "done": false,
-    });
-    output::send(tx, Ok(c)).await
+    output::send(tx, Ok(call_chunk(model, calls))).await
 }
 
 /// Stream the answer the loop breaker asked for, as the whole-answer path
@@ -337,7 +327,7 @@ async fn send_call(
 async fn send_answer(
     job: &Job,
     tx: &mpsc::Sender<Item>,
-    mut answer: attempts::Completed,
+    mut answer: Completed,
     sent_thinking: bool,
     repairs: Vec<&'static str>,
 ) -> Result<(), ProxyError> {
@@ -346,11 +336,11 @@ async fn send_answer(
         .repairs
         .extend(repairs.iter().map(|r| r.to_string()));
     let joined = answer.interp.repairs.join(", ");
-    let (value, _report) = flows::finalize(job, answer)?;
-    let chunks = flows::chunks_of(Route::Chat, &value);
+    let (value, _report) = finalize(job, answer)?;
+    let chunks = chunks_of(Route::Chat, &value);
     let last = chunks.len().saturating_sub(1);
     for (i, mut chunk) in chunks.into_iter().enumerate() {
-        if sent_thinking && flows::is_thinking_only(&chunk) {
+        if sent_thinking && is_thinking_only(&chunk) {
             continue;
         }
         if i == last
@@ -370,22 +360,13 @@ async fn send_answer(
 fn checked_call(
     job: &Job,
     set: &tools::ToolSet,
-    mut call: ToolCall,
+    call: ToolCall,
     placeholders: bool,
     p: &mut Progress,
 ) -> Result<Option<ToolCall>, ProxyError> {
-    let mut violations = checks::check_call(set, &call);
-    if !violations.is_empty() && job.validate.repair {
-        let mut candidate = call.clone();
-        let repaired = checks::repair_call(set, &mut candidate);
-        let after = checks::check_call(set, &candidate);
-        if after.len() < violations.len() {
-            violations = after;
-            call = candidate;
-            if !repaired.is_empty() {
-                metrics::counter!("augur_repairs_total").increment(1);
-            }
-        }
+    let (call, mut violations, repaired) = checks::checked_call(set, call, job.validate.repair);
+    if !repaired.is_empty() {
+        metrics::counter!("augur_repairs_total").increment(1);
     }
     if let Expect::Tools { screen, .. } = &job.expect
         && placeholders

@@ -15,19 +15,19 @@ use crate::{
     error::ProxyError,
     format::think_stream::{ThinkEvent, ThinkStream},
     policy::OnFailure,
-    wire::created_at_now,
 };
 
-use super::{
-    attempts::{self, Expect, Seed},
+use super::super::{
+    attempt::{interpret::interpret, plain},
     call::Lines,
     checks,
-    flows::{self, Job},
+    chunk::{delta_chunk, done_chunk},
+    job::{Expect, Job, Seed, answer_text, cut_short},
     output::{self, Item, Output, Report},
 };
 
 /// Start the streamed thinking emulation.
-pub async fn run(job: Job) -> Result<Output, ProxyError> {
+pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
     let (job, lines) = job.open_stream(Job::open_lines).await?;
     let report = Report {
         emulated: job.emulated,
@@ -78,7 +78,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         };
         model = chunk.get("model").cloned().unwrap_or(Value::Null);
         let done = eof || chunk.get("done").and_then(Value::as_bool) == Some(true);
-        let delta = attempts::answer_text(route, &chunk);
+        let delta = answer_text(route, &chunk);
         if raw.len() + delta.len() > limit {
             return Err(ProxyError::UpstreamProtocol(format!(
                 "the answer exceeds the buffer limit of {limit} bytes"
@@ -89,12 +89,12 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
             let out = match event {
                 ThinkEvent::Thinking(t) => {
                     sent_thinking = true;
-                    flows::delta_chunk(route, &model, "", Some(&t))
+                    delta_chunk(route, &model, "", Some(&t))
                 }
                 ThinkEvent::AnswerText(t) if structured.is_none() => {
                     sent_answer = true;
                     answer_sent += t.len();
-                    flows::delta_chunk(route, &model, &t, None)
+                    delta_chunk(route, &model, &t, None)
                 }
                 // A structured answer is held until it is complete.
                 _ => continue,
@@ -109,18 +109,14 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         let finished = reader.finish();
         // A plain answer the token limit cut ends as Ollama ends it.
         let rest = match (&finished, structured) {
-            (Err(_), None) => super::retry::plain::stream_rest(
-                &chunk,
-                &raw,
-                answer_sent,
-                &job.expect,
-                &job.validators,
-            ),
+            (Err(_), None) => {
+                plain::stream_rest(&chunk, &raw, answer_sent, &job.expect, &job.validators)
+            }
             _ => None,
         };
         if let Some(rest) = rest {
             if !rest.is_empty()
-                && !output::send(tx, Ok(flows::delta_chunk(route, &model, &rest, None))).await
+                && !output::send(tx, Ok(delta_chunk(route, &model, &rest, None))).await
             {
                 return Ok(());
             }
@@ -137,7 +133,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         };
         let Some(finished) = answer else {
             let seed = Seed {
-                truncated: eof || super::attempts::cut_short(&last),
+                truncated: eof || cut_short(&last),
                 text: raw,
             };
             return job
@@ -145,7 +141,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                 .await;
         };
         if !sent_thinking && !finished.thinking.is_empty() {
-            let c = flows::delta_chunk(route, &model, "", Some(&finished.thinking));
+            let c = delta_chunk(route, &model, "", Some(&finished.thinking));
             if !output::send(tx, Ok(c)).await {
                 return Ok(());
             }
@@ -154,7 +150,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         match structured {
             None if !sent_answer => {
                 let text = crate::format::think::answer_text(&finished.answer);
-                if !output::send(tx, Ok(flows::delta_chunk(route, &model, &text, None))).await {
+                if !output::send(tx, Ok(delta_chunk(route, &model, &text, None))).await {
                     return Ok(());
                 }
             }
@@ -165,8 +161,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                     Some(s) => Expect::Schema(s.clone()),
                     None => Expect::Json,
                 };
-                let interp =
-                    attempts::interpret(&text, &expect, &job.validators, job.validate.repair);
+                let interp = interpret(&text, &expect, &job.validators, job.validate.repair);
                 let invalid = !interp.violations.is_empty() && job.validate.enabled;
                 if invalid && job.validate.max_retries > 0 {
                     return job.stream_complete(job.route, tx, true, None).await;
@@ -193,12 +188,7 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
                         f.insert("augur_validation".into(), json!("unchecked"));
                     }
                 }
-                if !output::send(
-                    tx,
-                    Ok(flows::delta_chunk(route, &model, &interp.content, None)),
-                )
-                .await
-                {
+                if !output::send(tx, Ok(delta_chunk(route, &model, &interp.content, None))).await {
                     return Ok(());
                 }
             }
@@ -206,28 +196,4 @@ async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<()
         let _ = output::send(tx, Ok(done_chunk(route, last))).await;
         return Ok(());
     }
-}
-
-/// The upstream's done chunk, with nothing of the answer in it.
-fn done_chunk(route: super::plan::Route, mut last: Value) -> Value {
-    if let Value::Object(f) = &mut last {
-        f.insert("created_at".into(), json!(created_at_now()));
-        f.insert("done".into(), json!(true));
-        if !f.contains_key("done_reason") {
-            f.insert("done_reason".into(), json!("stop"));
-        }
-        match route {
-            super::plan::Route::Chat => {
-                f.insert(
-                    "message".into(),
-                    json!({"role": "assistant", "content": ""}),
-                );
-            }
-            super::plan::Route::Generate => {
-                f.insert("response".into(), json!(""));
-                f.remove("thinking");
-            }
-        }
-    }
-    last
 }
