@@ -149,14 +149,17 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     }
     // The upstream the plan is made for (capabilities differ between
     // boxes); calls go there first.
-    let mut target = Target::Model {
+    let upstream = cx.state.fleet.choose(
+        &cx.parts.headers,
+        &Target::Model {
+            name: cx.model_name.to_string(),
+            prefer: None,
+        },
+    )?;
+    let target = Target::Model {
         name: cx.model_name.to_string(),
-        prefer: None,
+        prefer: Some(upstream),
     };
-    let upstream = cx.state.fleet.choose(&cx.parts.headers, &target)?;
-    if let Target::Model { prefer, .. } = &mut target {
-        *prefer = Some(upstream);
-    }
     let caps = &cx.state.capabilities;
     if relax_think
         && !cx.model_policy.think_emulation
@@ -166,22 +169,10 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     }
     // A guard reads every answer: tools it does not offer are left out,
     // and the request never goes upstream unread.
-    // The model's guard, then the key's.
-    let guards: Vec<Arc<crate::guard::Guard>> = [
-        cx.model_policy.guard.clone(),
-        cx.principal
-            .api_key(cx.policy)
-            .and_then(|k| k.guard.clone()),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|g| !g.is_empty())
-    .collect();
-    let mut narrowed = false;
-    for g in &guards {
-        narrowed |= guard::narrow_offer(g, &mut body);
-        narrowed |= guard::narrow_schemas(g, &mut body);
-    }
+    let guards = guards_of(&cx);
+    let narrowed = guards.iter().fold(false, |narrowed, g| {
+        guard::narrow_offer(g, &mut body) | guard::narrow_schemas(g, &mut body) | narrowed
+    });
     if narrowed {
         raw = None;
     }
@@ -237,6 +228,21 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     let guarded = guard::apply_all(&guards, output, &witness).await;
     let again = reask.then_some((route, body, stream_default));
     settle_guarded(cx, guarded, again).await
+}
+
+/// The guards that read this request's answer: the model's, then the
+/// key's.
+fn guards_of(cx: &Context<'_>) -> Vec<Arc<crate::guard::Guard>> {
+    [
+        cx.model_policy.guard.clone(),
+        cx.principal
+            .api_key(cx.policy)
+            .and_then(|k| k.guard.clone()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|g| !g.is_empty())
+    .collect()
 }
 
 /// The guarded answer; when the guard refused every call of a whole

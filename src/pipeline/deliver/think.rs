@@ -56,144 +56,209 @@ fn answer_schema(expect: &Expect) -> Result<Option<Option<&Value>>, ProxyError> 
     }
 }
 
-async fn pump(job: &Job, mut lines: Lines, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
-    let structured = answer_schema(&job.expect)?;
-    let route = job.route;
-    let limit = job.ctx.state.config.stream_buffer_limit as usize;
-    let mut reader = ThinkStream::new();
-    let mut sent_thinking = false;
-    let mut sent_answer = false;
-    // The whole text, bounded by the limit (a cut plain answer is read
-    // from it); and the answer text's bytes sent.
-    let mut raw = String::new();
-    let mut answer_sent = 0usize;
-    let mut model = Value::Null;
-    loop {
-        let (chunk, eof) = match lines.next().await {
-            Some(item) => (item?, false),
-            None => (
-                json!({"model": model, "done": true, "done_reason": "stop"}),
-                true,
-            ),
-        };
-        model = chunk.get("model").cloned().unwrap_or(Value::Null);
-        let done = eof || chunk.get("done").and_then(Value::as_bool) == Some(true);
-        let delta = answer_text(route, &chunk);
-        if raw.len() + delta.len() > limit {
-            return Err(ProxyError::UpstreamProtocol(format!(
-                "the answer exceeds the buffer limit of {limit} bytes"
-            )));
-        }
-        raw.push_str(&delta);
-        for event in reader.feed(&delta) {
-            let out = match event {
-                ThinkEvent::Thinking(t) => {
-                    sent_thinking = true;
-                    delta_chunk(route, &model, "", Some(&t))
-                }
-                ThinkEvent::AnswerText(t) if structured.is_none() => {
-                    sent_answer = true;
-                    answer_sent += t.len();
-                    delta_chunk(route, &model, &t, None)
-                }
-                // A structured answer is held until it is complete.
-                _ => continue,
+/// One streamed emulated-thinking answer on its way to the client.
+struct Pump<'a> {
+    job: &'a Job,
+    tx: &'a mpsc::Sender<Item>,
+    lines: Lines,
+    /// The answer's schema, when it has one (`Some(None)`: any JSON object).
+    structured: Option<Option<&'a Value>>,
+    reader: ThinkStream,
+    sent_thinking: bool,
+    sent_answer: bool,
+    /// The whole text, bounded by the stream buffer limit (a cut plain
+    /// answer is read from it).
+    raw: String,
+    /// The answer text's bytes sent.
+    answer_sent: usize,
+    model: Value,
+}
+
+async fn pump(job: &Job, lines: Lines, tx: &mpsc::Sender<Item>) -> Result<(), ProxyError> {
+    let pump = Pump {
+        job,
+        tx,
+        lines,
+        structured: answer_schema(&job.expect)?,
+        reader: ThinkStream::new(),
+        sent_thinking: false,
+        sent_answer: false,
+        raw: String::new(),
+        answer_sent: 0,
+        model: Value::Null,
+    };
+    pump.run().await
+}
+
+impl Pump<'_> {
+    async fn run(mut self) -> Result<(), ProxyError> {
+        let route = self.job.route;
+        let limit = self.job.ctx.state.config.stream_buffer_limit as usize;
+        loop {
+            let (chunk, eof) = match self.lines.next().await {
+                Some(item) => (item?, false),
+                None => (
+                    json!({"model": self.model, "done": true, "done_reason": "stop"}),
+                    true,
+                ),
             };
-            if !output::send(tx, Ok(out)).await {
+            self.model = chunk.get("model").cloned().unwrap_or(Value::Null);
+            let done = eof || chunk.get("done").and_then(Value::as_bool) == Some(true);
+            let delta = answer_text(route, &chunk);
+            if self.raw.len() + delta.len() > limit {
+                return Err(ProxyError::UpstreamProtocol(format!(
+                    "the answer exceeds the buffer limit of {limit} bytes"
+                )));
+            }
+            self.raw.push_str(&delta);
+            if !self.pass_on(&delta).await {
                 return Ok(());
             }
+            if done {
+                return self.end(chunk, eof).await;
+            }
         }
-        if !done {
-            continue;
+    }
+
+    /// Send the thinking in `delta` as it comes, and a text answer too (a
+    /// structured answer is held until it is complete); false = the client
+    /// has gone.
+    async fn pass_on(&mut self, delta: &str) -> bool {
+        let route = self.job.route;
+        for event in self.reader.feed(delta) {
+            let out = match event {
+                ThinkEvent::Thinking(t) => {
+                    self.sent_thinking = true;
+                    delta_chunk(route, &self.model, "", Some(&t))
+                }
+                ThinkEvent::AnswerText(t) if self.structured.is_none() => {
+                    self.sent_answer = true;
+                    self.answer_sent += t.len();
+                    delta_chunk(route, &self.model, &t, None)
+                }
+                _ => continue,
+            };
+            if !output::send(self.tx, Ok(out)).await {
+                return false;
+            }
         }
+        true
+    }
+
+    /// The end of the answer: the rest of a cut plain answer, or the
+    /// whole-answer path for one that could not be read, or the answer
+    /// (validated when it has a schema), then the done chunk.
+    async fn end(mut self, chunk: Value, eof: bool) -> Result<(), ProxyError> {
+        let (job, tx, route) = (self.job, self.tx, self.job.route);
+        let reader = std::mem::take(&mut self.reader);
         let finished = reader.finish();
         // A plain answer the token limit cut ends as Ollama ends it.
-        let rest = match (&finished, structured) {
-            (Err(_), None) => {
-                plain::stream_rest(&chunk, &raw, answer_sent, &job.expect, &job.validators)
-            }
+        let rest = match (&finished, self.structured) {
+            (Err(_), None) => plain::stream_rest(
+                &chunk,
+                &self.raw,
+                self.answer_sent,
+                &job.expect,
+                &job.validators,
+            ),
             _ => None,
         };
         if let Some(rest) = rest {
             if !rest.is_empty()
-                && !output::send(tx, Ok(delta_chunk(route, &model, &rest, None))).await
+                && !output::send(tx, Ok(delta_chunk(route, &self.model, &rest, None))).await
             {
                 return Ok(());
             }
             let _ = output::send(tx, Ok(done_chunk(route, chunk))).await;
             return Ok(());
         }
-        let mut last = chunk;
-        let answer = match finished {
-            Ok(finished) => Some(finished),
-            Err(_) if !sent_answer => None,
-            Err(e) => {
-                return Err(ProxyError::Unprocessable(e.to_string()));
+        let finished = match finished {
+            Ok(finished) => finished,
+            Err(e) if self.sent_answer => return Err(ProxyError::Unprocessable(e.to_string())),
+            Err(_) => {
+                let seed = Seed {
+                    truncated: eof || cut_short(&chunk),
+                    text: std::mem::take(&mut self.raw),
+                };
+                return job
+                    .stream_complete(route, tx, self.sent_thinking, Some(seed))
+                    .await;
             }
         };
-        let Some(finished) = answer else {
-            let seed = Seed {
-                truncated: eof || cut_short(&last),
-                text: raw,
-            };
-            return job
-                .stream_complete(job.route, tx, sent_thinking, Some(seed))
-                .await;
-        };
-        if !sent_thinking && !finished.thinking.is_empty() {
-            let c = delta_chunk(route, &model, "", Some(&finished.thinking));
+        if !self.sent_thinking && !finished.thinking.is_empty() {
+            let c = delta_chunk(route, &self.model, "", Some(&finished.thinking));
             if !output::send(tx, Ok(c)).await {
                 return Ok(());
             }
-            sent_thinking = true;
+            self.sent_thinking = true;
         }
-        match structured {
-            None if !sent_answer => {
+        let last = match self.structured {
+            None if !self.sent_answer => {
                 let text = crate::format::think::answer_text(&finished.answer);
-                if !output::send(tx, Ok(delta_chunk(route, &model, &text, None))).await {
+                if !output::send(tx, Ok(delta_chunk(route, &self.model, &text, None))).await {
                     return Ok(());
                 }
+                chunk
             }
-            None => {}
-            Some(schema) => {
-                let text = finished.answer.to_string();
-                let expect = match schema {
-                    Some(s) => Expect::Schema(s.clone()),
-                    None => Expect::Json,
-                };
-                let interp = interpret(&text, &expect, &job.validators, job.validate.repair);
-                let invalid = !interp.violations.is_empty() && job.validate.enabled;
-                if invalid && job.validate.max_retries > 0 {
-                    return job.stream_complete(job.route, tx, true, None).await;
-                }
-                // No retries left: the streamed answer was this model's one
-                // attempt, and the fallback models answer after it
-                // (`on_failure` deciding only when none is left).
-                if invalid && job.may_fall_back() {
-                    return job
-                        .stream_whole(tx, sent_thinking, raw, &mut lines, Some(last))
-                        .await;
-                }
-                if invalid && job.validate.on_failure == OnFailure::Error {
-                    metrics::counter!("augur_validation_rejected_total").increment(1);
-                    return Err(ProxyError::Unprocessable(format!(
-                        "the model's answer does not match the requested format: {}",
-                        checks::describe(&interp.violations)
-                    )));
-                }
-                if let Value::Object(f) = &mut last {
-                    if invalid {
-                        f.insert("augur_validation".into(), json!("invalid"));
-                    } else if interp.unchecked {
-                        f.insert("augur_validation".into(), json!("unchecked"));
-                    }
-                }
-                if !output::send(tx, Ok(delta_chunk(route, &model, &interp.content, None))).await {
-                    return Ok(());
-                }
+            None => chunk,
+            Some(schema) => match self.checked(schema, &finished.answer, chunk).await? {
+                Some(last) => last,
+                None => return Ok(()),
+            },
+        };
+        let _ = output::send(tx, Ok(done_chunk(route, last))).await;
+        Ok(())
+    }
+
+    /// A structured answer validated (and repaired) and sent, or answered
+    /// again by the whole-answer path or the fallback models; the done
+    /// chunk to send with what validation found, `None` when the stream
+    /// ended here.
+    async fn checked(
+        &mut self,
+        schema: Option<&Value>,
+        answer: &Value,
+        mut last: Value,
+    ) -> Result<Option<Value>, ProxyError> {
+        let (job, tx, route) = (self.job, self.tx, self.job.route);
+        let text = answer.to_string();
+        let expect = match schema {
+            Some(s) => Expect::Schema(s.clone()),
+            None => Expect::Json,
+        };
+        let interp = interpret(&text, &expect, &job.validators, job.validate.repair);
+        let invalid = !interp.violations.is_empty() && job.validate.enabled;
+        if invalid && job.validate.max_retries > 0 {
+            job.stream_complete(route, tx, true, None).await?;
+            return Ok(None);
+        }
+        // No retries left: the streamed answer was this model's one
+        // attempt, and the fallback models answer after it (`on_failure`
+        // deciding only when none is left).
+        if invalid && job.may_fall_back() {
+            let raw = std::mem::take(&mut self.raw);
+            job.stream_whole(tx, self.sent_thinking, raw, &mut self.lines, Some(last))
+                .await?;
+            return Ok(None);
+        }
+        if invalid && job.validate.on_failure == OnFailure::Error {
+            metrics::counter!("augur_validation_rejected_total").increment(1);
+            return Err(ProxyError::Unprocessable(format!(
+                "the model's answer does not match the requested format: {}",
+                checks::describe(&interp.violations)
+            )));
+        }
+        if let Value::Object(f) = &mut last {
+            if invalid {
+                f.insert("augur_validation".into(), json!("invalid"));
+            } else if interp.unchecked {
+                f.insert("augur_validation".into(), json!("unchecked"));
             }
         }
-        let _ = output::send(tx, Ok(done_chunk(route, last))).await;
-        return Ok(());
+        let c = delta_chunk(route, &self.model, &interp.content, None);
+        if !output::send(tx, Ok(c)).await {
+            return Ok(None);
+        }
+        Ok(Some(last))
     }
 }
