@@ -279,10 +279,3 @@ impl Stream for Lines {
         }
     }
 }
-
-/// Bytes of one NDJSON line for `value`, as Ollama writes it.
-pub(crate) fn ndjson_line(value: &Value) -> Bytes {
-    let mut s = crate::wire::to_go_json(value);
-    s.push('\n');
-    Bytes::from(s)
-}

@@ -11,16 +11,23 @@
 //! for the surface to render ([`Outcome::Output`]).
 //!
 //! ```text
-//! plan     = plan::decide(exchange, model policy, capabilities)   // 4 normalize, 5 emulate?
+//! plan   = plan::decide(exchange, model policy, capabilities)    // 4 normalize, 5 emulate?
 //! if plan.is_passthrough() { return Forward }
-//! if plan.rescue { return native::run(…) }                          // native tools: calls written
-//!                                                                 // as text become tool calls
-//! (body, expect) = prepare::prepare(exchange, plan)               // 4-5 rewrite
-//! output = deliver::run(job(body, expect), delivery)                // 6 forward, 7 validate /
-//!                                                                 // repair / retry (fallback
-//!                                                                 // models), 8 synthesize,
-//!                                                                 // 9 deliver (whole or streamed)
+//! if plan.rescue { return native::run(…) }                         // native tools: calls checked,
+//!                                                                // lost calls recovered
+//! (body, expect) = prepare::prepare(exchange, plan)                // 4-5 rewrite
+//! output = deliver::run(Job { body, expect, … }, delivery)         // 6 forward, 7 attempt
+//!                                                                // (validate, repair, retry,
+//!                                                                // fallback models), 8 chunk,
+//!                                                                // 9 deliver (whole or streamed)
+//! guard::apply_all(output)                                         // tools.guard
 //! ```
+//!
+//! The folder reads in that order, each stage using only the ones below
+//! it: `job` (what every stage shares) and the leaves `plan`, `call`,
+//! `checks`, `screen`, `retry`, `chunk`, `output` at the bottom; then
+//! `prepare`, `attempt/`, `native/`, `deliver/`, `guard`; this module on
+//! top.
 
 pub(crate) mod attempt;
 pub(crate) mod call;
@@ -32,7 +39,7 @@ pub(crate) mod job;
 pub(crate) mod native;
 pub(crate) mod offload;
 pub mod output;
-pub mod plan;
+pub(crate) mod plan;
 pub(crate) mod prepare;
 pub(crate) mod retry;
 pub(crate) mod screen;

@@ -200,7 +200,7 @@ fn emulate_tools(
         set: tp.set,
         answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),
         json_answer,
-        think: think,
+        think,
         screen: std::sync::Arc::new(screen),
         text,
     };
