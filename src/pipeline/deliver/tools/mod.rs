@@ -10,6 +10,8 @@
 //! the answer ends with only such repeats, the loop breaker's answer is
 //! streamed instead (or, if there is none, the held calls).
 
+mod calls;
+
 use std::ops::ControlFlow;
 
 use futures_util::StreamExt;
@@ -19,21 +21,20 @@ use tokio::sync::mpsc;
 use crate::{
     error::ProxyError,
     format::think_stream::{ThinkEvent, ThinkStream},
-    policy::OnFailure,
-    tools::{self, StreamEvent, ToolCall, ToolSet},
+    tools::{StreamEvent, ToolCall, ToolSet},
     wire::created_at_now,
 };
 
 use super::super::{
-    attempt::{finish::finalize, plain, reask, text_mode::Extractor},
+    attempt::{plain, reask, text_mode::Extractor},
     call::Lines,
-    checks,
-    chunk::{call_chunk, chunks_of, delta_chunk, is_thinking_only},
-    job::{Completed, Expect, Job, Seed, answer_text, cut_short},
+    chunk::delta_chunk,
+    job::{Expect, Job, Seed, answer_text, cut_short},
     output::{self, Item, Output, Report},
     plan::Route,
     screen::{Admit, CallScreen, StreamScreen},
 };
+use calls::{Progress, checked_call, send_answer, send_call};
 
 /// Start the streamed emulation.
 pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
@@ -59,22 +60,6 @@ async fn open(job: &Job) -> Result<Lines, ProxyError> {
     job.ctx
         .lines(Route::Chat.path(), &Value::Object(body))
         .await
-}
-
-#[derive(Default)]
-struct Progress {
-    sent_anything: bool,
-    /// Calls already sent (repeats are not sent again).
-    sent: Vec<ToolCall>,
-    /// The answer was cut off after complete calls and closed there.
-    closed_truncated: bool,
-    next_index: usize,
-    raw: String,
-    invalid: bool,
-    /// Thinking went out (a fallback then sends none again).
-    sent_thinking: bool,
-    /// Bytes of answer text sent.
-    answer_sent: usize,
 }
 
 /// Go on with the stream, or end it with this result.
@@ -388,93 +373,5 @@ impl Pump<'_> {
         }
         let _ = output::send(tx, Ok(last)).await;
         Ok(())
-    }
-}
-
-/// Send one call as its own chunk; false = the client has gone.
-async fn send_call(
-    job: &Job,
-    tx: &mpsc::Sender<Item>,
-    model: &Value,
-    call: &ToolCall,
-    p: &mut Progress,
-) -> bool {
-    if let Some(audit) = &job.audit {
-        audit.record(call, if p.invalid { "invalid" } else { "valid" });
-    }
-    let calls = tools::ollama_tool_calls(std::slice::from_ref(call), p.next_index);
-    p.next_index += 1;
-    p.sent_anything = true;
-    output::send(tx, Ok(call_chunk(model, calls))).await
-}
-
-/// Stream the answer the loop breaker asked for, as the whole-answer path
-/// would (thinking left out when thinking went out already), reporting
-/// `repairs` in the done chunk.
-async fn send_answer(
-    job: &Job,
-    tx: &mpsc::Sender<Item>,
-    mut answer: Completed,
-    sent_thinking: bool,
-    repairs: Vec<&'static str>,
-) -> Result<(), ProxyError> {
-    answer
-        .interp
-        .repairs
-        .extend(repairs.iter().map(|r| r.to_string()));
-    let joined = answer.interp.repairs.join(", ");
-    let (value, _report) = finalize(job, answer)?;
-    let chunks = chunks_of(Route::Chat, &value);
-    let last = chunks.len().saturating_sub(1);
-    for (i, mut chunk) in chunks.into_iter().enumerate() {
-        if sent_thinking && is_thinking_only(&chunk) {
-            continue;
-        }
-        if i == last
-            && let Value::Object(f) = &mut chunk
-        {
-            f.insert("augur_repaired".into(), json!(joined));
-        }
-        if !output::send(tx, Ok(chunk)).await {
-            break;
-        }
-    }
-    Ok(())
-}
-
-/// Validate (and repair) one completed call, its placeholders too when
-/// `placeholders`. `Ok(None)` = fall back to the whole-answer path.
-fn checked_call(
-    job: &Job,
-    set: &tools::ToolSet,
-    call: ToolCall,
-    placeholders: bool,
-    p: &mut Progress,
-) -> Result<Option<ToolCall>, ProxyError> {
-    let (call, mut violations, repaired) = checks::checked_call(set, call, job.validate.repair);
-    if !repaired.is_empty() {
-        metrics::counter!("augur_repairs_total").increment(1);
-    }
-    if let Expect::Tools { screen, .. } = &job.expect
-        && placeholders
-    {
-        violations.extend(screen.violations(set, &call));
-    }
-    if violations.is_empty() || !job.validate.enabled {
-        return Ok(Some(call));
-    }
-    if !p.sent_anything && (job.validate.max_retries > 0 || job.may_fall_back()) {
-        return Ok(None);
-    }
-    match job.validate.on_failure {
-        OnFailure::Error => Err(ProxyError::Unprocessable(format!(
-            "tool call {:?} has invalid arguments: {}",
-            call.name,
-            checks::describe(&violations)
-        ))),
-        OnFailure::Pass => {
-            p.invalid = true;
-            Ok(Some(call))
-        }
     }
 }
