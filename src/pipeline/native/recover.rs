@@ -11,7 +11,10 @@ use crate::{
     tools::{self, ModelOutput, ToolChoice, ToolSet},
 };
 
-use super::super::job::{Job, answer_text};
+use super::super::{
+    checks,
+    job::{Job, answer_text},
+};
 
 /// The answer of the retry, in the native shape; `None` when the
 /// emulated answer could not be read.
@@ -45,6 +48,9 @@ pub(crate) async fn recover(
     };
     match output {
         ModelOutput::Calls(calls) => {
+            // A model that repeats a call until the token limit: each
+            // call once, as the emulated path answers.
+            let calls = checks::dedupe(calls);
             message.insert("content".into(), Value::String(String::new()));
             message.insert("tool_calls".into(), tools::ollama_tool_calls(&calls, 0));
         }

@@ -9,7 +9,8 @@
 //!        valid                -> the answer, untouched
 //!        repaired valid       -> arguments rewritten  (native_call_repaired)
 //!        invalid, retries > 0 -> ask again with the violations (native_call_retried)
-//!        still invalid        -> validate.on_failure: 422, or the best attempt
+//!        still invalid, or the retry came back empty
+//!                             -> validate.on_failure: 422, or the best attempt
 //!                                as written, with X-Augur-Validation: invalid
 //! ```
 //!
@@ -97,7 +98,12 @@ async fn validate(
     let mut best: Option<(Value, Verdict)> = None;
     loop {
         let Some(calls) = message(&response).and_then(check::calls_of) else {
-            // The retry answered without calls: that answer stands.
+            if retries > 0 && is_lost(&response) {
+                // The retry came back empty: the best attempt stands, as
+                // `on_failure` says.
+                break;
+            }
+            // The retry answered in words: that answer stands.
             return Ok(Settled { response, report });
         };
         let verdict = check::check(set, calls, job.validate.repair);
