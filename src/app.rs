@@ -80,7 +80,7 @@ pub fn router(state: AppState) -> Proxy {
         .fallback(passthrough::handle)
         .with_state(state.clone());
     let admitted = crate::ingress::IngressLayer::new(state).layer(routes);
-    crate::telemetry::TelemetryLayer.layer(admitted)
+    crate::telemetry::TelemetryLayer::new(crate::ingress::routes::metric_label).layer(admitted)
 }
 
 /// How client connections are accepted.

@@ -146,14 +146,6 @@ impl ProxyError {
         }
     }
 
-    /// Whether a fresh attempt could succeed (used by retry loops).
-    pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            ProxyError::UpstreamUnavailable(_) | ProxyError::UpstreamProtocol(_)
-        )
-    }
-
     /// Whether the upstreams failed to answer at all: unreachable, reset,
     /// timed out, unreadable, or a server error of theirs (a schema their
     /// converter rejected is the request's, not theirs).
@@ -201,10 +193,43 @@ impl ProxyError {
     }
 }
 
+/// A handler's error on its way out: rendered in Ollama's shape, and
+/// again in its route's shape by admission ([`shaped`]), which knows the
+/// route.
+#[derive(Debug, Clone)]
+struct Unshaped {
+    status: StatusCode,
+    message: String,
+}
+
 impl IntoResponse for ProxyError {
     fn into_response(self) -> Response {
-        self.into_response_for(Flavor::Ollama)
+        let unshaped = Unshaped {
+            status: self.status(),
+            message: self.client_message(),
+        };
+        let mut response = self.into_response_for(Flavor::Ollama);
+        response.extensions_mut().insert(unshaped);
+        response
     }
+}
+
+/// `response` in `flavor`'s error shape when it is a handler's error
+/// ([`ProxyError`]'s `into_response`); any other response unchanged.
+pub fn shaped(response: Response, flavor: Flavor) -> Response {
+    let Some(unshaped) = response.extensions().get::<Unshaped>().cloned() else {
+        return response;
+    };
+    if flavor == Flavor::Ollama {
+        return response;
+    }
+    let mut out = error_response(unshaped.status, &unshaped.message, flavor);
+    for (name, value) in response.headers() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().append(name.clone(), value.clone());
+        }
+    }
+    out
 }
 
 /// The JSON error body for `message` in `flavor`.

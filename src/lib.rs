@@ -8,14 +8,20 @@
 //!                ingress             canonical path, route class, bounded body
 //! 2 authenticate ingress, limits     API key -> principal (policy snapshot)
 //! 3 rate limit   ingress, limits     allow-list, per principal / model / tokens / concurrency
-//! 4 normalize    format, schema      `format` values fixed, schemas made grammar-safe
-//! 5 emulate      tools               `tools` -> constrained `format` + instruction
-//! 6 forward      upstream            hyper HTTP/1.1 client, bytes untouched
-//! 7 validate     validate            jsonschema check, repair, bounded retry
-//! 8 synthesize   tools::synthesize   model JSON -> `message.tool_calls`
-//!                guard               `tools.guard`: calls withheld or flagged
-//! 9 deliver      pipeline::output,   NDJSON here, SSE and JSON in each
-//!                surface             surface, one line flushed at a time
+//!                surface             each protocol translated into one exchange
+//! 4 normalize    pipeline::plan,     `format` values fixed, schemas made grammar-safe
+//!                format, schema
+//! 5 emulate      pipeline::prepare,  `tools` -> constrained `format` + instruction
+//!                tools
+//! 6 forward      pipeline::call,     hyper HTTP/1.1 client, bytes untouched
+//!                upstream
+//! 7 validate     pipeline::attempt,  jsonschema check, repair, bounded retry,
+//!                validate            fallback models; native calls: pipeline::native
+//! 8 synthesize   pipeline::chunk,    model JSON -> `message.tool_calls`, Ollama chunks
+//!                tools::synthesize
+//!                pipeline::guard     `tools.guard`: calls withheld or flagged
+//! 9 deliver      pipeline::deliver,  whole, buffered or streamed; each surface
+//!                surface             renders (NDJSON, SSE, JSON), a frame at a time
 //! ```
 //!
 //! Stages 1-3 run in one layer ([`ingress`]) in front of every route, so

@@ -5,7 +5,7 @@
 //! [`crate::policy`]) are the part that reloads live. The upstream list
 //! is resolved in [`upstreams`], the limit store in [`store`].
 
-pub mod exposure;
+pub(crate) mod exposure;
 mod store;
 mod tls;
 mod upstreams;

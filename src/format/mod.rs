@@ -14,7 +14,7 @@ use serde_json::Value;
 
 /// A normalized `format`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Format {
+pub(crate) enum Format {
     /// JSON mode: any JSON object.
     Json,
     /// A JSON Schema (the client's, before sanitizing).

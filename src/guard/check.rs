@@ -7,7 +7,7 @@ use super::rules::{Action, Check, Guard, Risk, Rule, UrlRule};
 use super::ssrf::{Reach, classify_url};
 
 /// Most names resolved for one call.
-pub const MAX_RESOLVED: usize = 8;
+pub(crate) const MAX_RESOLVED: usize = 8;
 
 /// Most values one rule's pointer collects from one call.
 const MAX_MATCHES: usize = 1024;

@@ -8,9 +8,9 @@
 //! levels, argument rules with an action each), and [`check`] judges one
 //! call against it.
 
-pub mod check;
-pub mod rules;
-pub mod ssrf;
+pub(crate) mod check;
+pub(crate) mod rules;
+pub(crate) mod ssrf;
 
 pub use check::{Finding, Verdict};
 pub use rules::{Action, Guard, RawGuard, Risk, compile};

@@ -23,9 +23,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// Most rules in one guard.
-pub const MAX_RULES: usize = 256;
+pub(crate) const MAX_RULES: usize = 256;
 /// Most segments of a rule's pointer.
-pub const MAX_POINTER: usize = 32;
+pub(crate) const MAX_POINTER: usize = 32;
 
 /// The compiled `tools.guard` of a model.
 #[derive(Debug, Clone, Default)]
@@ -104,7 +104,7 @@ impl Guard {
 
 /// One argument rule.
 #[derive(Debug, Clone)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub id: String,
     pub(super) tool: Option<GlobMatcher>,
     pub(super) pointer: Vec<String>,

@@ -91,7 +91,7 @@ impl Inside {
 }
 
 /// Longest URL judged; longer is [`Inside::Unreadable`].
-pub const MAX_URL: usize = 8 * 1024;
+pub(crate) const MAX_URL: usize = 8 * 1024;
 
 /// Where URL `text` goes.
 pub fn classify_url(text: &str) -> Reach {
@@ -173,7 +173,7 @@ fn classify_name(name: &str) -> Reach {
 }
 
 /// Most addresses of one name judged.
-pub const MAX_ADDRESSES: usize = 64;
+pub(crate) const MAX_ADDRESSES: usize = 64;
 
 /// Where `name` goes once resolved, within `timeout`: inside when any of
 /// its addresses is (a round-robin name with one private address is one

@@ -25,7 +25,7 @@ mod hold;
 pub mod multipart;
 pub mod names;
 mod read;
-pub mod routes;
+pub(crate) mod routes;
 
 use std::{
     convert::Infallible,
@@ -179,6 +179,8 @@ where
         },
         Err(never) => match never {},
     };
+    // A handler's error, in the route's own shape.
+    let response = crate::error::shaped(response, route.flavor);
     hold::hold(
         response,
         hold::Hold {

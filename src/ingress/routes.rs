@@ -147,7 +147,7 @@ static OTHER: RouteSpec = spec(Class::Other, Flavor::Ollama, &[]);
 static OPENAI_OTHER: RouteSpec = spec(Class::Other, Flavor::OpenAi, &[]);
 
 /// The entry for a request; `path` must be canonical (see [`super::path`]).
-pub fn classify(method: &Method, path: &str) -> &'static RouteSpec {
+pub(crate) fn classify(method: &Method, path: &str) -> &'static RouteSpec {
     let get = method == Method::GET || method == Method::HEAD;
     let post = method == Method::POST;
     match path {
@@ -174,9 +174,63 @@ pub fn classify(method: &Method, path: &str) -> &'static RouteSpec {
     }
 }
 
+/// The metric label of a canonical `path`: the route as this table knows
+/// it, a pattern for paths that carry an id, `other` for the rest (so
+/// labels stay few whatever clients send).
+pub(crate) fn metric_label(path: &str) -> &'static str {
+    const KNOWN: [&str; 28] = [
+        "/",
+        "/api/version",
+        "/api/status",
+        "/api/tags",
+        "/api/ps",
+        "/api/show",
+        "/api/chat",
+        "/api/generate",
+        "/api/embed",
+        "/api/embeddings",
+        "/api/pull",
+        "/api/push",
+        "/api/create",
+        "/api/copy",
+        "/api/delete",
+        "/api/me",
+        "/api/signout",
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/v1/embeddings",
+        "/v1/models",
+        "/v1/responses",
+        "/v1/messages",
+        "/v1/audio/transcriptions",
+        "/api/experimental/web_search",
+        "/api/experimental/web_fetch",
+        "/api/experimental/model-recommendations",
+        "/api/blobs/:digest",
+    ];
+    if let Some(k) = KNOWN.iter().find(|k| **k == path) {
+        return k;
+    }
+    if path.starts_with("/api/blobs/") {
+        "/api/blobs/:digest"
+    } else if path.starts_with("/v1/models/") {
+        "/v1/models/:model"
+    } else {
+        "other"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routes_have_low_cardinality_labels() {
+        assert_eq!(metric_label("/api/chat"), "/api/chat");
+        assert_eq!(metric_label("/api/blobs/sha256:abc"), "/api/blobs/:digest");
+        assert_eq!(metric_label("/v1/models/llama3"), "/v1/models/:model");
+        assert_eq!(metric_label("/some/new/endpoint"), "other");
+    }
 
     #[test]
     fn routes_are_classified() {

@@ -30,7 +30,7 @@ use crate::{
 
 /// What an internal call needs from the client request.
 #[derive(Clone)]
-pub struct CallCtx {
+pub(crate) struct CallCtx {
     pub state: AppState,
     pub headers: HeaderMap,
     pub client: Option<ClientInfo>,
@@ -58,7 +58,7 @@ fn report_counts(usage: Option<&Arc<Usage>>, answer: &Value) {
 
 impl CallCtx {
     /// The upstream the model's capabilities are looked up on.
-    pub fn upstream(&self) -> usize {
+    pub(crate) fn upstream(&self) -> usize {
         match &self.target {
             Target::Model {
                 prefer: Some(i), ..
@@ -99,12 +99,12 @@ impl CallCtx {
     }
 
     /// POST `body` to `path` and read the whole JSON answer (bounded).
-    pub async fn json(&self, path: &str, body: &Value) -> Result<Value, ProxyError> {
+    pub(crate) async fn json(&self, path: &str, body: &Value) -> Result<Value, ProxyError> {
         self.json_raw(path, serialize(body)?).await
     }
 
     /// [`CallCtx::json`] with the body's bytes as they are (the client's own).
-    pub async fn json_raw(&self, path: &str, body: Bytes) -> Result<Value, ProxyError> {
+    pub(crate) async fn json_raw(&self, path: &str, body: Bytes) -> Result<Value, ProxyError> {
         let response = self.send(path, body).await?;
         let status = response.status();
         let limit = self.state.config.stream_buffer_limit as usize;
@@ -142,12 +142,12 @@ impl CallCtx {
     }
 
     /// POST `body` to `path` and read the NDJSON answer line by line.
-    pub async fn lines(&self, path: &str, body: &Value) -> Result<Lines, ProxyError> {
+    pub(crate) async fn lines(&self, path: &str, body: &Value) -> Result<Lines, ProxyError> {
         self.lines_raw(path, serialize(body)?).await
     }
 
     /// [`CallCtx::lines`] with the body's bytes as they are (the client's own).
-    pub async fn lines_raw(&self, path: &str, body: Bytes) -> Result<Lines, ProxyError> {
+    pub(crate) async fn lines_raw(&self, path: &str, body: Bytes) -> Result<Lines, ProxyError> {
         let response = self.send(path, body).await?;
         let status = response.status();
         if !status.is_success() {
@@ -189,7 +189,7 @@ fn ended_early(e: &dyn std::fmt::Display) -> ProxyError {
 }
 
 /// The upstream's error answer as a [`ProxyError::Upstream`] with its status.
-pub fn upstream_error(status: StatusCode, body: &[u8]) -> ProxyError {
+pub(crate) fn upstream_error(status: StatusCode, body: &[u8]) -> ProxyError {
     let message = serde_json::from_slice::<Value>(body)
         .ok()
         .and_then(|v| match v.get("error") {
@@ -204,7 +204,7 @@ pub fn upstream_error(status: StatusCode, body: &[u8]) -> ProxyError {
 /// Parsed NDJSON lines of an upstream stream. An `{"error": ...}` line
 /// becomes an error item; a cut stream becomes an error item too, and ends
 /// the lines.
-pub struct Lines {
+pub(crate) struct Lines {
     body: Body,
     splitter: LineSplitter,
     done: bool,
@@ -278,11 +278,4 @@ impl Stream for Lines {
             }
         }
     }
-}
-
-/// Bytes of one NDJSON line for `value`, as Ollama writes it.
-pub fn ndjson_line(value: &Value) -> Bytes {
-    let mut s = crate::wire::to_go_json(value);
-    s.push('\n');
-    Bytes::from(s)
 }

@@ -24,7 +24,7 @@ use crate::{
 };
 
 use super::{
-    flows::Audit,
+    job::Audit,
     output::{self, Item, Output},
 };
 

@@ -11,42 +11,39 @@
 //! for the surface to render ([`Outcome::Output`]).
 //!
 //! ```text
-//! plan     = plan::decide(exchange, model policy, capabilities)   // 4 normalize, 5 emulate?
+//! plan   = plan::decide(exchange, model policy, capabilities)    // 4 normalize, 5 emulate?
 //! if plan.is_passthrough() { return Forward }
-//! if plan.rescue { return rescue::run(…) }                          // native tools: calls written
-//!                                                                 // as text become tool calls
-//! (body, expect) = prepare::prepare(exchange, plan)               // 4-5 rewrite
-//! output = flows::run(job(body, expect), delivery)                // 6 forward, 7 validate /
-//!                                                                 // repair / retry (fallback
-//!                                                                 // models), 8 synthesize,
-//!                                                                 // 9 deliver (whole or streamed)
+//! if plan.rescue { return native::run(…) }                         // native tools: calls checked,
+//!                                                                // lost calls recovered
+//! (body, expect) = prepare::prepare(exchange, plan)                // 4-5 rewrite
+//! output = deliver::run(Job { body, expect, … }, delivery)         // 6 forward, 7 attempt
+//!                                                                // (validate, repair, retry,
+//!                                                                // fallback models), 8 chunk,
+//!                                                                // 9 deliver (whole or streamed)
+//! guard::apply_all(output)                                         // tools.guard
 //! ```
+//!
+//! The folder reads in that order, each stage using only the ones below
+//! it: `job` (what every stage shares) and the leaves `plan`, `call`,
+//! `checks`, `screen`, `retry`, `chunk`, `output` at the bottom; then
+//! `prepare`, `attempt/`, `native/`, `deliver/`, `guard`; this module on
+//! top.
 
-pub mod attempts;
-pub mod call;
-pub mod call_screen;
-pub mod checks;
-pub mod fallback;
-pub mod flows;
+pub(crate) mod attempt;
+pub(crate) mod call;
+pub(crate) mod checks;
+pub(crate) mod chunk;
+pub(crate) mod deliver;
 pub(crate) mod guard;
-pub mod interpret;
-pub mod native;
-pub mod native_check;
-pub mod native_recover;
-pub mod native_stream;
+pub(crate) mod job;
+pub(crate) mod native;
 pub(crate) mod offload;
 pub mod output;
-pub mod plan;
-pub mod prepare;
-pub mod reask;
-pub mod rescue;
-pub mod rescue_stream;
-pub mod retry;
+pub(crate) mod plan;
+pub(crate) mod prepare;
+pub(crate) mod retry;
+pub(crate) mod screen;
 pub mod splitter;
-pub mod stream_pass;
-pub mod stream_think;
-pub mod stream_tools;
-pub mod text_mode;
 
 use std::sync::Arc;
 
@@ -63,7 +60,7 @@ use crate::{
 };
 
 use call::CallCtx;
-use flows::{Delivery, Job};
+use job::{Delivery, Job};
 use output::Output;
 use plan::Route;
 
@@ -123,7 +120,7 @@ pub struct Context<'a> {
     /// Where the token counts of augur's own calls are reported.
     pub usage: &'a Arc<Usage>,
     /// The models that answer when this one's answer fails.
-    pub fallback: Option<Arc<fallback::Chain>>,
+    pub fallback: Option<Arc<job::Chain>>,
 }
 
 /// What the pipeline made of an exchange.
@@ -159,14 +156,17 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     }
     // The upstream the plan is made for (capabilities differ between
     // boxes); calls go there first.
-    let mut target = Target::Model {
+    let upstream = cx.state.fleet.choose(
+        &cx.parts.headers,
+        &Target::Model {
+            name: cx.model_name.to_string(),
+            prefer: None,
+        },
+    )?;
+    let target = Target::Model {
         name: cx.model_name.to_string(),
-        prefer: None,
+        prefer: Some(upstream),
     };
-    let upstream = cx.state.fleet.choose(&cx.parts.headers, &target)?;
-    if let Target::Model { prefer, .. } = &mut target {
-        *prefer = Some(upstream);
-    }
     let caps = &cx.state.capabilities;
     if relax_think
         && !cx.model_policy.think_emulation
@@ -176,22 +176,10 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     }
     // A guard reads every answer: tools it does not offer are left out,
     // and the request never goes upstream unread.
-    // The model's guard, then the key's.
-    let guards: Vec<Arc<crate::guard::Guard>> = [
-        cx.model_policy.guard.clone(),
-        cx.principal
-            .api_key(cx.policy)
-            .and_then(|k| k.guard.clone()),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|g| !g.is_empty())
-    .collect();
-    let mut narrowed = false;
-    for g in &guards {
-        narrowed |= guard::narrow_offer(g, &mut body);
-        narrowed |= guard::narrow_schemas(g, &mut body);
-    }
+    let guards = guards_of(&cx);
+    let narrowed = guards.iter().fold(false, |narrowed, g| {
+        guard::narrow_offer(g, &mut body) | guard::narrow_schemas(g, &mut body) | narrowed
+    });
     if narrowed {
         raw = None;
     }
@@ -227,19 +215,12 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
         let stream = plan.stream;
         let (upstream_body, _) =
             prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
-        let job = job(
-            &cx,
-            route,
-            upstream_body,
-            attempts::Expect::Text,
-            None,
-            target,
-        );
+        let job = job(&cx, route, upstream_body, job::Expect::Text, None, target);
         let checks = native::Checks {
             validate: cx.model_policy.native_validate,
             recover: cx.model_policy.native_recover,
         };
-        let output = rescue::run(job, (set, checks), raw, stream).await?;
+        let output = native::run(job, (set, checks), raw, stream).await?;
         let guarded = guard::apply_all(&guards, output, &witness).await;
         let again = reask.then_some((route, body, stream_default));
         return settle_guarded(cx, guarded, again).await;
@@ -250,10 +231,25 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     let (upstream_body, expect) =
         prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
     let job = job(&cx, route, upstream_body, expect, emulated, target);
-    let output = flows::run(job, delivery).await?;
+    let output = deliver::run(job, delivery).await?;
     let guarded = guard::apply_all(&guards, output, &witness).await;
     let again = reask.then_some((route, body, stream_default));
     settle_guarded(cx, guarded, again).await
+}
+
+/// The guards that read this request's answer: the model's, then the
+/// key's.
+fn guards_of(cx: &Context<'_>) -> Vec<Arc<crate::guard::Guard>> {
+    [
+        cx.model_policy.guard.clone(),
+        cx.principal
+            .api_key(cx.policy)
+            .and_then(|k| k.guard.clone()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|g| !g.is_empty())
+    .collect()
 }
 
 /// The guarded answer; when the guard refused every call of a whole
@@ -314,7 +310,7 @@ fn job(
     cx: &Context<'_>,
     route: Route,
     body: Map<String, Value>,
-    expect: attempts::Expect,
+    expect: job::Expect,
     emulated: Option<&'static str>,
     target: Target,
 ) -> Job {
@@ -339,13 +335,13 @@ fn job(
         fallback: cx.fallback.clone(),
         position: 0,
         answered: None,
-        seat: fallback::Seat::for_request(cx.policy, cx.principal),
+        seat: job::Seat::for_request(cx.policy, cx.principal),
     }
 }
 
 /// The request's audit log, when the policy keeps one.
-fn audit_of(cx: &Context<'_>) -> Option<flows::Audit> {
-    cx.policy.audit.path.as_ref().map(|_| flows::Audit {
+fn audit_of(cx: &Context<'_>) -> Option<job::Audit> {
+    cx.policy.audit.path.as_ref().map(|_| job::Audit {
         log: cx.state.audit.clone(),
         policy: cx.policy.audit.clone(),
         principal: cx.principal.label().to_string(),

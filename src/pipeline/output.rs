@@ -1,16 +1,12 @@
-//! Stage 9: what a transformed request answers, and how it is written.
-//!
-//! The chat and generate flows produce Ollama-shaped values: one whole
-//! response, or a channel of chunks. Renderers turn them into bytes: NDJSON
-//! here (one line per chunk, flushed as it comes); each surface renders
-//! its own shape.
+//! Stage 9: what a transformed request answers: Ollama-shaped values, one
+//! whole response or a channel of chunks, with the headers that report
+//! what augur did. Each surface renders them in its own shape (Ollama's
+//! NDJSON, SSE events, JSON), one line per chunk,
+//! flushed as it comes.
 
 use std::future::Future;
 
-use axum::{body::Body, response::Response};
-use bytes::Bytes;
-use futures_util::StreamExt;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -33,45 +29,6 @@ pub enum Output {
 /// Capacity of a chunk channel: small, so a slow client slows the producer.
 const CHANNEL: usize = 32;
 
-/// Render an [`Output`] in Ollama's wire format.
-pub fn ndjson(output: Output) -> Response {
-    match output {
-        Output::Full { value, headers } => json_response(StatusCode::OK, &value, headers),
-        Output::Stream { rx, headers } => {
-            let stream = futures_util::stream::unfold(Some(rx), |rx| async move {
-                let mut rx = rx?;
-                match rx.recv().await {
-                    Some(Ok(chunk)) => Some((
-                        Ok::<Bytes, std::io::Error>(super::call::ndjson_line(&chunk)),
-                        Some(rx),
-                    )),
-                    Some(Err(e)) => Some((Ok(e.stream_line()), None)),
-                    None => None,
-                }
-            });
-            let mut response = Response::new(Body::from_stream(stream.boxed()));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/x-ndjson"),
-            );
-            response.headers_mut().extend(headers);
-            response
-        }
-    }
-}
-
-/// A JSON response the way Ollama's handlers write one (`c.JSON`).
-pub fn json_response(status: StatusCode, value: &Value, headers: HeaderMap) -> Response {
-    let mut response = Response::new(Body::from(crate::wire::to_go_json(value)));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=utf-8"),
-    );
-    response.headers_mut().extend(headers);
-    response
-}
-
 /// Headers that report what augur did: `X-Augur-Repaired`,
 /// `X-Augur-Attempts`, `X-Augur-Validation` (`invalid`, or `unchecked` when
 /// some of the answer could not be checked against the schema),
@@ -87,7 +44,7 @@ pub struct Report {
     pub unchecked: bool,
     pub emulated: Option<&'static str>,
     /// A fallback model answered.
-    pub fallback: Option<super::fallback::Answered>,
+    pub fallback: Option<super::job::Answered>,
     /// The fallback models failed: the best answer before them stands.
     pub fallback_failed: bool,
 }
@@ -130,7 +87,7 @@ impl Report {
         if self.fallback_failed {
             h.insert(
                 "x-augur-fallback",
-                HeaderValue::from_static(super::fallback::FAILED),
+                HeaderValue::from_static(super::job::chain::FAILED),
             );
         }
         h
@@ -199,7 +156,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::fallback::{Answered, Reason};
+    use crate::pipeline::job::{Answered, Reason};
 
     #[test]
     fn fallback_headers_are_never_dropped() {

@@ -34,7 +34,7 @@ impl Route {
 }
 
 /// Tool emulation settings for one request.
-pub struct ToolPlan {
+pub(crate) struct ToolPlan {
     pub set: ToolSet,
     pub choice: ToolChoice,
     pub parallel: bool,
@@ -51,7 +51,7 @@ pub struct ToolPlan {
 }
 
 /// What augur does to one request.
-pub struct Plan {
+pub(crate) struct Plan {
     pub tools: Option<ToolPlan>,
     /// The model has native tools and the policy rescues calls it writes
     /// as text: these are the declared tools.
@@ -73,7 +73,7 @@ pub struct Plan {
 
 impl Plan {
     /// Nothing to change: forward the client's bytes.
-    pub fn is_passthrough(&self) -> bool {
+    pub(crate) fn is_passthrough(&self) -> bool {
         self.tools.is_none()
             && self.rescue.is_none()
             && !self.strip_tools
@@ -100,7 +100,7 @@ fn think_requested(body: &Map<String, Value>) -> bool {
 /// augur does not emulate thinking.
 ///
 /// [`Exchange::relax_think`]: super::Exchange::relax_think
-pub fn relax_think(body: &mut Map<String, Value>) -> bool {
+pub(crate) fn relax_think(body: &mut Map<String, Value>) -> bool {
     let truthy = think_requested(body);
     if truthy {
         body.remove("think");
@@ -111,7 +111,7 @@ pub fn relax_think(body: &mut Map<String, Value>) -> bool {
 /// Whether augur emulates tools for `model` rather than the upstream
 /// running them: the policy says so, or (`auto`) the model has no tools
 /// on `upstream`. (A request forcing a call emulates them too.)
-pub async fn emulates_tools(
+pub(crate) async fn emulates_tools(
     policy: &ModelPolicy,
     (caps, upstream): (&Capabilities, usize),
     model: &str,
@@ -124,7 +124,7 @@ pub async fn emulates_tools(
 }
 
 /// Ollama's default: stream unless `"stream": false`.
-pub fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
+pub(crate) fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
     match body.get("stream") {
         Some(Value::Bool(b)) => *b,
         _ => default,
@@ -133,7 +133,7 @@ pub fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
 
 /// Decide what to do with a request for `model`, whose capabilities are
 /// looked up on upstream `upstream`.
-pub async fn decide(
+pub(crate) async fn decide(
     route: Route,
     body: &Map<String, Value>,
     model: &str,

@@ -6,15 +6,14 @@ use serde_json::{Map, Value, json};
 use crate::{error::ProxyError, format::Format, policy::ToolsMode, schema, tools};
 
 use super::{
-    attempts::Expect,
-    call_screen::CallScreen,
-    plan::{Plan, Route},
-    text_mode::TextMode,
+    job::{Expect, TextMode},
+    plan::{Plan, Route, ToolPlan},
+    screen::CallScreen,
 };
 
 /// Rewrite the client's body per `plan`; a `format` larger than
 /// `format_limit` bytes is refused (400) rather than sent upstream.
-pub fn prepare(
+pub(crate) fn prepare(
     route: Route,
     client: &Map<String, Value>,
     plan: Plan,
@@ -69,110 +68,14 @@ fn rewrite(
     };
 
     if let Some(tp) = plan.tools {
-        body.remove("tools");
-        body.remove("think");
-        let envelope =
-            tools::build_format(&tp.set, &tp.choice, tp.parallel, grammar_answer.as_ref());
-        // With thinking, the envelope is the answer of the thinking object.
-        let format = if plan.think {
-            crate::format::think::think_schema(Some(&envelope))
-        } else {
-            envelope
-        };
-        body.insert("format".into(), format);
-        let messages = body
-            .get("messages")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let mut instruction =
-            tools::instruction(&tp.set, &tp.choice, tp.parallel, last_user_text(&messages));
-        if plan.think {
-            instruction.push_str(crate::format::think::TOOLS_NOTE);
-        }
-        body.insert(
-            "messages".into(),
-            Value::Array(tools::rewrite_messages(
-                &messages,
-                &instruction,
-                tp.parallel,
-            )),
-        );
-        // The re-ask of the loop breaker and of calls nobody asked for:
-        // the answer branch alone.
-        let answer_format = tp.choice.allows_answer().then(|| {
-            let answer = tools::build_format(
-                &tp.set,
-                &tools::ToolChoice::None,
-                tp.parallel,
-                grammar_answer.as_ref(),
-            );
-            if plan.think {
-                crate::format::think::think_schema(Some(&answer))
-            } else {
-                answer
-            }
-        });
-        // A first question that shares no word with any tool and offers
-        // no value: any call would be one nobody asked for, withheld and
-        // re-asked for an answer (see `call_screen`), so the answer is
-        // asked for at once.
-        let direct = match &answer_format {
-            Some(answer) if tp.answer_unrelated && nobody_asks(&tp.set, &messages) => {
-                body.insert("format".into(), answer.clone());
-                tracing::debug!("no tool relates to the question: asking for an answer");
-                true
-            }
-            _ => false,
-        };
-        // Text mode, for an answer that is text: no format, the model's
-        // own call form; the grammar-mode body is kept for an answer that
-        // cannot be read.
-        let text_mode = tp.mode == ToolsMode::Text
-            && !direct
-            && !plan.think
-            && answer_schema.is_none()
-            && !json_answer;
-        let (body, text) = if text_mode {
-            let mut text_body = body.clone();
-            text_body.remove("format");
-            let instruction = tools::text::instruction(
-                &tp.set,
-                &tp.choice,
-                tp.parallel,
-                tp.text_format,
-                last_user_text(&messages),
-            );
-            let style = tools::CallStyle::Text(tp.text_format);
-            text_body.insert(
-                "messages".into(),
-                Value::Array(tools::rewrite_messages_as(&messages, &instruction, style)),
-            );
-            let mode = TextMode {
-                choice: tp.choice.clone(),
-                grammar: body,
-            };
-            (text_body, Some(mode))
-        } else {
-            (body, None)
-        };
-        let reask_format = answer_format.clone().filter(|_| tp.loop_breaker);
-        let question = tp
-            .answer_unrelated
-            .then(|| last_user_text(&messages).to_string());
-        let mut screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
-        if let Some(question) = question {
-            screen = screen.answering_unrelated(&question, answer_format);
-        }
-        let expect = Expect::Tools {
-            set: tp.set,
-            answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),
-            json_answer,
-            think: plan.think,
-            screen: std::sync::Arc::new(screen),
-            text,
-        };
-        return Ok((body, expect));
+        let answer = (answer_schema, json_answer);
+        return Ok(emulate_tools(
+            body,
+            tp,
+            plan.think,
+            answer,
+            grammar_answer.as_ref(),
+        ));
     }
 
     if plan.strip_tools {
@@ -216,6 +119,136 @@ fn rewrite(
     };
     let _ = route;
     Ok((body, expect))
+}
+
+/// The tool emulation's body: the envelope as `format` (in the thinking
+/// object with `think`), the instruction in the messages, or text mode's
+/// body; and what the answer is then expected to be.
+fn emulate_tools(
+    mut body: Map<String, Value>,
+    tp: ToolPlan,
+    think: bool,
+    (answer_schema, json_answer): (Option<Value>, bool),
+    grammar_answer: Option<&Value>,
+) -> (Map<String, Value>, Expect) {
+    body.remove("tools");
+    body.remove("think");
+    let envelope = tools::build_format(&tp.set, &tp.choice, tp.parallel, grammar_answer);
+    // With thinking, the envelope is the answer of the thinking object.
+    let format = if think {
+        crate::format::think::think_schema(Some(&envelope))
+    } else {
+        envelope
+    };
+    body.insert("format".into(), format);
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut instruction =
+        tools::instruction(&tp.set, &tp.choice, tp.parallel, last_user_text(&messages));
+    if think {
+        instruction.push_str(crate::format::think::TOOLS_NOTE);
+    }
+    body.insert(
+        "messages".into(),
+        Value::Array(tools::rewrite_messages(
+            &messages,
+            &instruction,
+            tp.parallel,
+        )),
+    );
+    // The re-ask of the loop breaker and of calls nobody asked for:
+    // the answer branch alone.
+    let answer_format = tp
+        .choice
+        .allows_answer()
+        .then(|| answer_only(&tp, think, grammar_answer));
+    // A first question that shares no word with any tool and offers
+    // no value: any call would be one nobody asked for, withheld and
+    // re-asked for an answer (see `screen`), so the answer is
+    // asked for at once.
+    let direct = match &answer_format {
+        Some(answer) if tp.answer_unrelated && nobody_asks(&tp.set, &messages) => {
+            body.insert("format".into(), answer.clone());
+            tracing::debug!("no tool relates to the question: asking for an answer");
+            true
+        }
+        _ => false,
+    };
+    // Text mode, for an answer that is text: no format, the model's
+    // own call form; the grammar-mode body is kept for an answer that
+    // cannot be read.
+    let text_mode =
+        tp.mode == ToolsMode::Text && !direct && !think && answer_schema.is_none() && !json_answer;
+    let (body, text) = if text_mode {
+        let (text_body, mode) = text_mode_body(body, &tp, &messages);
+        (text_body, Some(mode))
+    } else {
+        (body, None)
+    };
+    let reask_format = answer_format.clone().filter(|_| tp.loop_breaker);
+    let question = tp
+        .answer_unrelated
+        .then(|| last_user_text(&messages).to_string());
+    let mut screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
+    if let Some(question) = question {
+        screen = screen.answering_unrelated(&question, answer_format);
+    }
+    let expect = Expect::Tools {
+        set: tp.set,
+        answer_schema: answer_schema.or(json_answer.then(|| json!({"type": "object"}))),
+        json_answer,
+        think,
+        screen: std::sync::Arc::new(screen),
+        text,
+    };
+    (body, expect)
+}
+
+/// The envelope's answer branch alone (in the thinking object with
+/// `think`): the re-ask of the loop breaker and of calls nobody asked for.
+fn answer_only(tp: &ToolPlan, think: bool, grammar_answer: Option<&Value>) -> Value {
+    let answer = tools::build_format(
+        &tp.set,
+        &tools::ToolChoice::None,
+        tp.parallel,
+        grammar_answer,
+    );
+    if think {
+        crate::format::think::think_schema(Some(&answer))
+    } else {
+        answer
+    }
+}
+
+/// Text mode's body: no format, the model's own call form; the
+/// grammar-mode `body` is kept for an answer that cannot be read.
+fn text_mode_body(
+    body: Map<String, Value>,
+    tp: &ToolPlan,
+    messages: &[Value],
+) -> (Map<String, Value>, TextMode) {
+    let mut text_body = body.clone();
+    text_body.remove("format");
+    let instruction = tools::text::instruction(
+        &tp.set,
+        &tp.choice,
+        tp.parallel,
+        tp.text_format,
+        last_user_text(messages),
+    );
+    let style = tools::CallStyle::Text(tp.text_format);
+    text_body.insert(
+        "messages".into(),
+        Value::Array(tools::rewrite_messages_as(messages, &instruction, style)),
+    );
+    let mode = TextMode {
+        choice: tp.choice.clone(),
+        grammar: body,
+    };
+    (text_body, mode)
 }
 
 /// Whether `messages` are a first question (system messages and user

@@ -7,10 +7,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{
-    attempts::Expect,
-    delivery_for,
-    flows::{Delivery, chunks_of},
-    is_load_request,
+    attempt::interpret::interpret,
+    chunk::chunks_of,
+    delivery_for, is_load_request,
+    job::{Delivery, Expect},
     plan::{self, Route},
     prepare,
 };
@@ -143,7 +143,7 @@ fn interpreting_repairs_validates_and_splits_calls() {
     let v = Validators::shared();
     let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}},
         "required": ["n"]});
-    let i = super::attempts::interpret(
+    let i = interpret(
         "```json\n{\"n\": \"5\",}\n```",
         &Expect::Schema(schema.clone()),
         v,
@@ -152,9 +152,9 @@ fn interpreting_repairs_validates_and_splits_calls() {
     assert!(i.violations.is_empty(), "{:?}", i.violations);
     assert_eq!(i.content, r#"{"n":5}"#);
     assert!(!i.repairs.is_empty());
-    let i = super::attempts::interpret(r#"{"m": 1}"#, &Expect::Schema(schema), v, true);
+    let i = interpret(r#"{"m": 1}"#, &Expect::Schema(schema), v, true);
     assert!(!i.violations.is_empty());
-    let i = super::attempts::interpret("not json", &Expect::Text, v, true);
+    let i = interpret("not json", &Expect::Text, v, true);
     assert_eq!(i.content, "not json");
 }
 

@@ -44,22 +44,22 @@
 //! files (and symlinks to them) are read: a FIFO, socket or device is
 //! refused, unopened, with an error naming it (see [`regular`]).
 
-pub mod audit;
-pub mod bounds;
+pub(crate) mod audit;
+pub(crate) mod bounds;
 mod compile;
-pub mod error;
+pub(crate) mod error;
 mod fallback;
 mod listing;
 mod load;
-pub mod model;
+pub(crate) mod model;
 mod nesting;
-pub mod raw;
+pub(crate) mod raw;
 mod regular;
-pub mod rules;
+pub(crate) mod rules;
 mod schemas;
 mod scopes;
-pub mod show;
-pub mod store;
+pub(crate) mod show;
+pub(crate) mod store;
 mod watch;
 mod yaml;
 

@@ -34,7 +34,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tri<T> {
 /// One policy file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawFile {
+pub(crate) struct RawFile {
     #[serde(default)]
     pub defaults: Option<RawSettings>,
     /// Kept as a JSON map so the file's entry order survives (serde_json
@@ -52,14 +52,14 @@ pub struct RawFile {
 /// `limits:` block: how limits behave when the shared store fails.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawLimits {
+pub(crate) struct RawLimits {
     pub on_store_error: Option<String>,
 }
 
 /// The settings shared by `defaults:` and each `models.<glob>:` entry.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSettings {
+pub(crate) struct RawSettings {
     #[serde(default)]
     pub emulate_tools: Option<String>,
     #[serde(default)]
@@ -82,7 +82,7 @@ pub struct RawSettings {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawValidate {
+pub(crate) struct RawValidate {
     pub enabled: Option<bool>,
     pub repair: Option<bool>,
     pub max_retries: Option<u32>,
@@ -95,14 +95,14 @@ pub struct RawValidate {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawFormat {
+pub(crate) struct RawFormat {
     pub schema: Option<String>,
     pub apply: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawTools {
+pub(crate) struct RawTools {
     pub parallel: Option<bool>,
     pub loop_breaker: Option<bool>,
     pub small_model: Option<bool>,
@@ -120,7 +120,7 @@ pub struct RawTools {
 /// `tools.native`: checks of a native-tools model's own calls.
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawNative {
+pub(crate) struct RawNative {
     pub validate: Option<bool>,
     pub recover: Option<bool>,
 }
@@ -142,14 +142,14 @@ pub struct RawConcurrency {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawFallback {
+pub(crate) struct RawFallback {
     pub models: Vec<String>,
     pub on: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawAuth {
+pub(crate) struct RawAuth {
     pub required: Option<bool>,
     pub anonymous_scopes: Option<Vec<String>>,
     #[serde(default)]
@@ -158,7 +158,7 @@ pub struct RawAuth {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawKey {
+pub(crate) struct RawKey {
     pub id: String,
     pub key_sha256: Option<String>,
     pub key_env: Option<String>,
@@ -174,7 +174,7 @@ pub struct RawKey {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawAudit {
+pub(crate) struct RawAudit {
     #[serde(default)]
     pub path: Tri<String>,
     pub include_arguments: Option<bool>,

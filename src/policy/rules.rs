@@ -27,7 +27,7 @@ use super::{
 };
 
 /// Default `concurrency.queue_timeout_ms` when a block leaves it out.
-pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 30_000;
 
 pub use crate::wire::normalize_model_name;
 
@@ -167,7 +167,10 @@ fn set<T: Copy>(slot: &mut T, value: Option<T>) {
 }
 
 /// Merge a `rate_limit` block over an inherited one, key by key.
-pub fn merge_rate_limit(base: Option<RateLimit>, over: &Tri<RawRateLimit>) -> Option<RateLimit> {
+pub(crate) fn merge_rate_limit(
+    base: Option<RateLimit>,
+    over: &Tri<RawRateLimit>,
+) -> Option<RateLimit> {
     match over {
         Tri::Absent => base,
         Tri::Null => None,

@@ -153,7 +153,7 @@ fn settings(p: &ModelPolicy) -> Value {
 /// applied in order: what a model matched by that glob alone gets (a model
 /// several globs match gets them in the order listed). A key's
 /// `rate_limit` is the one it is held to (its own, or the defaults').
-pub fn effective(policy: &Policy) -> Value {
+pub(crate) fn effective(policy: &Policy) -> Value {
     let sources = &policy.meta.sources;
     let defaults = policy.models.defaults();
     let mut shown_defaults = settings(defaults);
@@ -231,7 +231,10 @@ pub fn effective(policy: &Policy) -> Value {
 /// `listed(name)` says whether some upstream lists a (normalized) model
 /// name: `Some(false)` only when none does and every list is known;
 /// `None` (no warning) when it cannot be told.
-pub fn fallback_warnings(policy: &Policy, listed: impl Fn(&str) -> Option<bool>) -> Vec<String> {
+pub(crate) fn fallback_warnings(
+    policy: &Policy,
+    listed: impl Fn(&str) -> Option<bool>,
+) -> Vec<String> {
     let defaults = policy.models.defaults();
     let mut blocks: Vec<(String, ModelPolicy)> =
         vec![("defaults".to_string(), (**defaults).clone())];
@@ -270,7 +273,7 @@ pub fn fallback_warnings(policy: &Policy, listed: impl Fn(&str) -> Option<bool>)
 /// [`fallback_warnings`] asks, read from the upstreams' state
 /// (`/-/upstreams`, as the fleet writes it): an upstream whose list is
 /// not known, or not shown whole, leaves a name it might have unknown.
-pub fn listed_by(upstreams: &Value) -> impl Fn(&str) -> Option<bool> + use<> {
+pub(crate) fn listed_by(upstreams: &Value) -> impl Fn(&str) -> Option<bool> + use<> {
     let mut names: HashSet<String> = HashSet::new();
     let mut complete = true;
     let all = upstreams.get("upstreams").and_then(Value::as_array);

@@ -8,7 +8,7 @@
 use axum::{
     body::Body,
     extract::{Request, State},
-    response::Response,
+    response::{IntoResponse, Response},
 };
 use http::header;
 use http_body_util::BodyExt;
@@ -24,19 +24,25 @@ use crate::{
 };
 
 /// `POST /api/show`.
-pub async fn show(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    let flavor = admitted.route.flavor;
+pub(crate) async fn show(
+    State(state): State<AppState>,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
     handle(state, admitted, req, true)
         .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// `GET /api/tags`.
-pub async fn tags(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    let flavor = admitted.route.flavor;
+pub(crate) async fn tags(
+    State(state): State<AppState>,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
     handle(state, admitted, req, false)
         .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn handle(

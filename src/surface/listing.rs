@@ -6,7 +6,7 @@
 
 use axum::{
     extract::{Request, State},
-    response::Response,
+    response::{IntoResponse, Response},
 };
 use http::Method;
 
@@ -19,27 +19,25 @@ use crate::{
 };
 
 /// `GET /api/ps`.
-pub async fn ps(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    let flavor = admitted.route.flavor;
+pub(crate) async fn ps(State(state): State<AppState>, _: Admitted, req: Request) -> Response {
     fetch(&state, Listing::Ps, req)
         .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// `GET /v1/models`.
-pub async fn openai_models(
+pub(crate) async fn openai_models(
     State(state): State<AppState>,
-    admitted: Admitted,
+    _: Admitted,
     req: Request,
 ) -> Response {
-    let flavor = admitted.route.flavor;
     fetch(&state, Listing::OpenAiModels, req)
         .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// `listing` of every upstream, merged; or the request forwarded.
-pub async fn fetch(
+pub(crate) async fn fetch(
     state: &AppState,
     listing: Listing,
     req: Request,

@@ -15,15 +15,20 @@
 //! | listings of several upstreams | `/api/ps`, `/v1/models` | [`listing`] |
 //! | everything else | | [`passthrough`] |
 
-pub mod advertise;
+pub(crate) mod advertise;
 pub mod anthropic;
-pub mod listing;
-pub mod ollama;
-pub mod openai;
-pub mod passthrough;
-pub mod responses;
+pub(crate) mod frames;
+pub(crate) mod listing;
+pub(crate) mod ollama;
+pub(crate) mod openai;
+pub(crate) mod passthrough;
+pub(crate) mod responses;
 
-use axum::{body::Body, extract::Request, response::Response};
+use axum::{
+    body::Body,
+    extract::Request,
+    response::{IntoResponse, Response},
+};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
@@ -98,10 +103,9 @@ pub async fn serve<A: Adapter>(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    let flavor = admitted.route.flavor;
     handle(surface, state, admitted, req)
         .await
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn handle<A: Adapter>(
@@ -222,7 +226,7 @@ async fn run(
     exchange: Exchange,
 ) -> Result<Outcome, ProxyError> {
     let fallback = model.policy.fallback.as_ref().and_then(|f| {
-        pipeline::fallback::Chain::new(f, &model.raw, &model.name, |name| {
+        pipeline::job::Chain::new(f, &model.raw, &model.name, |name| {
             crate::limits::check_model(&admitted.policy, &admitted.principal, name).is_ok()
         })
     });

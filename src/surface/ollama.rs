@@ -7,30 +7,40 @@
 //! full parse.
 
 use axum::{
+    body::Body,
     extract::{Request, State},
     response::Response,
 };
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Map, Value};
 
-use super::{Adapter, Translation};
+use super::{
+    Adapter, Translation,
+    frames::{self, Frames},
+};
 use crate::{
     error::ProxyError,
     ingress::Admitted,
-    pipeline::{
-        Exchange,
-        output::{self, Output},
-        plan::Route,
-    },
+    pipeline::{Exchange, output::Output, plan::Route},
     state::AppState,
 };
 
 /// `POST /api/chat`.
-pub async fn chat(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
+pub(crate) async fn chat(
+    State(state): State<AppState>,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
     super::serve(&Ollama(Route::Chat), state, admitted, req).await
 }
 
 /// `POST /api/generate`.
-pub async fn generate(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
+pub(crate) async fn generate(
+    State(state): State<AppState>,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
     super::serve(&Ollama(Route::Generate), state, admitted, req).await
 }
 
@@ -46,6 +56,47 @@ impl Adapter for Ollama {
     }
 
     fn render(&self, (): (), out: Output) -> Response {
-        output::ndjson(out)
+        ndjson(out)
+    }
+}
+
+/// Render an [`Output`] in Ollama's wire format.
+fn ndjson(output: Output) -> Response {
+    match output {
+        Output::Full { value, headers } => json_response(StatusCode::OK, &value, headers),
+        Output::Stream { rx, headers } => {
+            let mut response = Response::new(frames::body(rx, Ndjson));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-ndjson"),
+            );
+            response.headers_mut().extend(headers);
+            response
+        }
+    }
+}
+
+/// A JSON response the way Ollama's handlers write one (`c.JSON`).
+fn json_response(status: StatusCode, value: &Value, headers: HeaderMap) -> Response {
+    let mut response = Response::new(Body::from(crate::wire::to_go_json(value)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    response.headers_mut().extend(headers);
+    response
+}
+
+/// Ollama's stream: one NDJSON line per chunk; an error is the last line.
+struct Ndjson;
+
+impl Frames for Ndjson {
+    fn chunk(&mut self, chunk: &Value) -> Vec<Bytes> {
+        vec![crate::wire::ndjson_line(chunk)]
+    }
+
+    fn error(&mut self, e: &ProxyError) -> Vec<Bytes> {
+        vec![e.stream_line()]
     }
 }

@@ -14,7 +14,7 @@
 
 use axum::{
     extract::{Request, State},
-    response::Response,
+    response::{IntoResponse, Response},
 };
 use bytes::Bytes;
 use http::Method;
@@ -28,8 +28,7 @@ use crate::{
 };
 
 /// Fallback handler: forward anything augur does not handle itself.
-pub async fn handle(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    let flavor = admitted.route.flavor;
+pub(crate) async fn handle(State(state): State<AppState>, _: Admitted, req: Request) -> Response {
     let limit = req.extensions().get::<BodyLimit>().cloned();
     forward(&state, req)
         .await
@@ -38,17 +37,17 @@ pub async fn handle(State(state): State<AppState>, admitted: Admitted, req: Requ
             Some(l) if l.exceeded() => ProxyError::BodyTooLarge(state.config.body_limit),
             _ => e,
         })
-        .unwrap_or_else(|e| e.into_response_for(flavor))
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// Forward `req` to the upstream, with the client's address and timing.
-pub async fn forward(state: &AppState, req: Request) -> Result<Response, ProxyError> {
+pub(crate) async fn forward(state: &AppState, req: Request) -> Result<Response, ProxyError> {
     send(state, req, None).await
 }
 
 /// Forward `req`, whose body a surface amended to `body` (sent again, in
 /// place of the body admission read, if the first upstream fails).
-pub async fn forward_amended(
+pub(crate) async fn forward_amended(
     state: &AppState,
     req: Request,
     body: Bytes,
@@ -72,7 +71,7 @@ async fn send(state: &AppState, req: Request, body: Option<Bytes>) -> Result<Res
 }
 
 /// Where an admitted request goes (see the module doc).
-pub fn target(admitted: &Admitted) -> Target {
+pub(crate) fn target(admitted: &Admitted) -> Target {
     match (admitted.route.class, &admitted.model) {
         (Class::Model | Class::Meta, Some(model)) => Target::Model {
             name: model.name.clone(),

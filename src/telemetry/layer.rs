@@ -21,17 +21,32 @@ use bytes::Bytes;
 use http::HeaderValue;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 
-use super::{REQUEST_ID, Timing, route_label};
+use super::{REQUEST_ID, Timing};
+
+/// The metric label of a canonical request path (the route table's).
+pub(super) type RouteLabel = fn(&str) -> &'static str;
 
 /// Wraps a service in [`Telemetry`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TelemetryLayer;
+#[derive(Debug, Clone, Copy)]
+pub struct TelemetryLayer {
+    label: RouteLabel,
+}
+
+impl TelemetryLayer {
+    /// Telemetry whose request metrics name routes by `label`.
+    pub fn new(label: RouteLabel) -> Self {
+        Self { label }
+    }
+}
 
 impl<S> tower::Layer<S> for TelemetryLayer {
     type Service = Telemetry<S>;
 
     fn layer(&self, inner: S) -> Telemetry<S> {
-        Telemetry { inner }
+        Telemetry {
+            inner,
+            label: self.label,
+        }
     }
 }
 
@@ -39,6 +54,7 @@ impl<S> tower::Layer<S> for TelemetryLayer {
 #[derive(Debug, Clone)]
 pub struct Telemetry<S> {
     inner: S,
+    label: RouteLabel,
 }
 
 impl<S> tower::Service<Request> for Telemetry<S>
@@ -68,7 +84,7 @@ where
             started,
             timing,
             method: req.method().clone(),
-            route: label_of(req.uri().path()),
+            route: label_of(self.label, req.uri().path()),
             status: 0,
             request_id: id,
             streaming: false,
@@ -81,12 +97,12 @@ where
 }
 
 /// The route label of a raw request path, as admission will route it.
-fn label_of(path: &str) -> &'static str {
+fn label_of(label: RouteLabel, path: &str) -> &'static str {
     use crate::wire::path;
     if path::is_canonical(path) {
-        return route_label(path);
+        return label(path);
     }
-    path::canonical(path).map_or("other", |p| route_label(&p))
+    path::canonical(path).map_or("other", |p| label(&p))
 }
 
 fn new_request_id() -> HeaderValue {

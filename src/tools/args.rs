@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::{Tool, ToolCall, ToolSet};
+use super::{ToolCall, ToolSet};
 
 /// One violation: a JSON pointer into the arguments and a message.
 pub type Violation = (String, String);
@@ -37,27 +37,6 @@ pub fn validate_calls(calls: &[ToolCall], set: &ToolSet) -> Vec<Vec<Violation>> 
                 }
                 out
             }
-        })
-        .collect()
-}
-
-/// [`validate_calls`] with another validator (e.g. a shared cache):
-/// `validate(tool, arguments)` is called for each call to a declared tool;
-/// it would normally check against `tool.parameters`, falling back to
-/// `tool.grammar` when that does not compile.
-pub fn validate_calls_with<F>(
-    calls: &[ToolCall],
-    set: &ToolSet,
-    mut validate: F,
-) -> Vec<Vec<Violation>>
-where
-    F: FnMut(&Tool, &Value) -> Vec<Violation>,
-{
-    calls
-        .iter()
-        .map(|call| match set.get(&call.name) {
-            None => vec![undeclared(&call.name)],
-            Some(tool) => validate(tool, &call.arguments),
         })
         .collect()
 }

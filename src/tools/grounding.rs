@@ -50,13 +50,13 @@ use super::leaves::{Leaf, changed_leaves, leaves, same_scalar};
 use super::{ToolCall, ToolSet};
 
 /// Most conversation text searched, in bytes.
-pub const MAX_TEXT: usize = 1 << 20;
+pub(crate) const MAX_TEXT: usize = 1 << 20;
 /// Most distinct words of one string value judged.
-pub const MAX_WORDS: usize = 64;
+pub(crate) const MAX_WORDS: usize = 64;
 /// Most bytes of conversation text searched (substring searches) for one
 /// conversation, over every call judged against it: 32 full searches of
 /// the largest conversation.
-pub const SEARCH_BUDGET: usize = 32 * MAX_TEXT;
+pub(crate) const SEARCH_BUDGET: usize = 32 * MAX_TEXT;
 
 /// The conversation as searchable text and numbers.
 #[derive(Debug, Default)]

@@ -24,7 +24,7 @@
 //! stream:      let mut x = StreamExtractor::new(&set, structured);
 //!              per upstream chunk: x.feed(&chunk.message.content) -> Vec<StreamEvent>
 //!                AnswerDelta(text) => a content chunk
-//!                Call(call)        => ollama_call_chunk(model, created_at, &[call], n) (n = calls sent so far)
+//!                Call(call)        => a call chunk of ollama_tool_calls(&[call], n) (n = calls sent so far)
 //!              at the done chunk: x.finish()  (Err(Truncated) goes with done_reason "length")
 //! ```
 //!
@@ -79,7 +79,7 @@
 //!   rendered in those forms.
 //! - [`ollama_tool_calls`]`(&[ToolCall], start_index) -> Value`,
 //!   [`openai_tool_calls`]`(&[ToolCall], start_index) -> Value`,
-//!   [`ollama_call_message`], [`ollama_call_chunk`]`(model, created_at, &[ToolCall], start_index) -> Value`,
+//!   [`ollama_call_message`],
 //!   [`new_call_id`] — exact client shapes (serialise with U+2028/U+2029
 //!   escaped, as for every NDJSON line).
 //!
@@ -124,28 +124,28 @@
 
 use serde_json::Value;
 
-pub mod args;
-pub mod choice;
-pub mod envelope;
-pub mod grounding;
-pub mod history;
+pub(crate) mod args;
+pub(crate) mod choice;
+pub(crate) mod envelope;
+pub(crate) mod grounding;
+pub(crate) mod history;
 pub(crate) mod leaves;
 pub(crate) mod numbers;
-pub mod offers;
-pub mod parse;
-pub mod placeholder;
-pub mod prompt;
-pub mod relevance;
-pub mod repeats;
-pub mod results;
-pub mod spec;
-pub mod stream;
-pub mod synthesize;
+pub(crate) mod offers;
+pub(crate) mod parse;
+pub(crate) mod placeholder;
+pub(crate) mod prompt;
+pub(crate) mod relevance;
+pub(crate) mod repeats;
+pub(crate) mod results;
+pub(crate) mod spec;
+pub(crate) mod stream;
+pub(crate) mod synthesize;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod text;
 
-pub use args::{Violation, repair_arguments, repair_calls, validate_calls, validate_calls_with};
+pub use args::{Violation, repair_arguments, repair_calls, validate_calls};
 pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
@@ -162,9 +162,7 @@ pub use repeats::repeats_answered;
 pub use results::answered_calls;
 pub use spec::{Tool, ToolSet};
 pub use stream::{Branch, StreamEvent, StreamExtractor};
-pub use synthesize::{
-    new_call_id, ollama_call_chunk, ollama_call_message, ollama_tool_calls, openai_tool_calls,
-};
+pub use synthesize::{new_call_id, ollama_call_message, ollama_tool_calls, openai_tool_calls};
 
 /// A request-level problem with `tools` or `tool_choice`. Every variant is a
 /// client error: answer HTTP 400 with its message.

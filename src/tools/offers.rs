@@ -21,7 +21,7 @@ const MAX_QUESTION: usize = 2048;
 const MAX_NODES: usize = 256;
 
 /// Whether `question` offers a value some tool of `tools` could take.
-pub fn offers_values(tools: &[Tool], question: &str) -> bool {
+pub(crate) fn offers_values(tools: &[Tool], question: &str) -> bool {
     let question = clip(question, MAX_QUESTION);
     if ['"', '“', '”', '«', '`']
         .iter()

@@ -154,7 +154,7 @@ fn named_by(schema: Option<&Value>, s: &str) -> bool {
 }
 
 /// Whether `value` (of property `key`, under `schema`) is a placeholder.
-pub fn is_placeholder(value: &str, key: &str, schema: Option<&Value>) -> bool {
+pub(crate) fn is_placeholder(value: &str, key: &str, schema: Option<&Value>) -> bool {
     let v = value.trim();
     if v.is_empty() || v.chars().count() > MAX_LEN {
         return false;

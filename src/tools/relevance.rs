@@ -30,7 +30,7 @@ const STOPWORDS: &[&str] = &[
 
 /// The tools' indexes, most relevant to `question` first; ties keep the
 /// declared order. `None` when no tool shares a word with the question.
-pub fn rank(tools: &[&Tool], question: &str) -> Option<Vec<usize>> {
+pub(crate) fn rank(tools: &[&Tool], question: &str) -> Option<Vec<usize>> {
     let asked: HashSet<String> = asked(question).collect();
     if asked.is_empty() {
         return None;
@@ -71,7 +71,7 @@ pub fn rank(tools: &[&Tool], question: &str) -> Option<Vec<usize>> {
 
 /// Whether `question` has words (other than stopwords) and `tool` shares
 /// none of them: not in its name, description or parameter names.
-pub fn unrelated(tool: &Tool, question: &str) -> bool {
+pub(crate) fn unrelated(tool: &Tool, question: &str) -> bool {
     let (name, rest) = vocabulary(tool);
     let mut asked = asked(question).peekable();
     asked.peek().is_some() && asked.all(|w| !name.contains(&w) && !rest.contains(&w))

@@ -365,12 +365,6 @@ fn cache() -> &'static moka::sync::Cache<[u8; 32], ToolSet> {
     })
 }
 
-/// Bytes the tool-set cache holds now (approximate).
-pub fn cached_bytes() -> u64 {
-    cache().run_pending_tasks();
-    cache().weighted_size()
-}
-
 #[cfg(test)]
 #[path = "spec_tests.rs"]
 mod tests;

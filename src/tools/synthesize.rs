@@ -80,25 +80,6 @@ pub fn ollama_call_message(calls: &[ToolCall], start_index: usize) -> Value {
     })
 }
 
-/// An `/api/chat` stream line carrying `calls`:
-/// `{"model","created_at","message":{"role":"assistant","content":"",
-/// "tool_calls":[…]},"done":false}`. In a stream each call goes out in its
-/// own chunk as soon as it is complete, before the done chunk; the done
-/// chunk repeats none of them (clients extend their list per chunk).
-pub fn ollama_call_chunk(
-    model: &str,
-    created_at: &str,
-    calls: &[ToolCall],
-    start_index: usize,
-) -> Value {
-    json!({
-        "model": model,
-        "created_at": created_at,
-        "message": ollama_call_message(calls, start_index),
-        "done": false,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,16 +125,6 @@ mod tests {
         assert_eq!(
             v.to_string(),
             r#"[{"id":"ID","index":2,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Tokyo\",\"unit\":\"celsius\"}"}},{"id":"ID","index":3,"type":"function","function":{"name":"get_time","arguments":"{\"zone\":\"Asia/Tokyo\",\"a\":1}"}}]"#
-        );
-    }
-
-    #[test]
-    fn call_chunk_shape_is_exact() {
-        let mut v = ollama_call_chunk("gemma3:270m", "2025-10-26T17:15:24.0977Z", &calls()[1..], 1);
-        scrub(&mut v["message"]["tool_calls"]);
-        assert_eq!(
-            v.to_string(),
-            r#"{"model":"gemma3:270m","created_at":"2025-10-26T17:15:24.0977Z","message":{"role":"assistant","content":"","tool_calls":[{"id":"ID","function":{"index":1,"name":"get_time","arguments":{"zone":"Asia/Tokyo","a":1}}}]},"done":false}"#
         );
     }
 

@@ -16,8 +16,8 @@
 //! [`Upstream`] is one upstream's client; [`fleet`] chooses among several
 //! (model-aware routing, health, failover) and owns their clients.
 
-pub mod capabilities;
-pub mod fleet;
+pub(crate) mod capabilities;
+pub(crate) mod fleet;
 mod guard;
 mod headers;
 mod pool;

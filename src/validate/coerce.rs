@@ -14,9 +14,9 @@ use crate::schema::{TypeName, map_type_name};
 
 const MAX_DEPTH: usize = 32;
 /// Sub-schemas applied per [`coerce_to_schema`] call, at most.
-pub const MAX_STEPS: usize = 10_000;
+pub(crate) const MAX_STEPS: usize = 10_000;
 /// Alternatives checked against a validator per call, at most.
-pub const MAX_MATCHES: usize = 32;
+pub(crate) const MAX_MATCHES: usize = 32;
 
 /// Coerce `value` towards `schema` in place; returns the repairs applied
 /// (`"coerced_types"`, `"dropped_keys"`), each at most once.

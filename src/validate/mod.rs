@@ -10,9 +10,9 @@
 //! model output lives in [`repair`] and [`coerce`].
 
 mod cache;
-pub mod coerce;
+pub(crate) mod coerce;
 mod compiled;
-pub mod repair;
+pub(crate) mod repair;
 mod text;
 mod weight;
 

@@ -6,7 +6,7 @@ use http::HeaderValue;
 
 /// The kind of body a content type announces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyKind {
+pub(crate) enum BodyKind {
     /// `application/x-ndjson`: one JSON value per line.
     Ndjson,
     /// `text/event-stream`.
@@ -17,7 +17,7 @@ pub enum BodyKind {
 
 impl BodyKind {
     /// The kind announced by `content_type`.
-    pub fn of(content_type: Option<&HeaderValue>) -> Self {
+    pub(crate) fn of(content_type: Option<&HeaderValue>) -> Self {
         let ct = content_type
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
@@ -32,7 +32,7 @@ impl BodyKind {
     }
 
     /// Whether the body is a stream of lines or events.
-    pub fn is_stream(self) -> bool {
+    pub(crate) fn is_stream(self) -> bool {
         self != BodyKind::Whole
     }
 }

@@ -57,7 +57,7 @@ pub fn created_at_now() -> String {
 }
 
 /// Format a UTC time the way Go's `time.RFC3339Nano` does.
-pub fn format_go_time(t: time::OffsetDateTime) -> String {
+pub(crate) fn format_go_time(t: time::OffsetDateTime) -> String {
     let nanos = t.nanosecond();
     let mut s = format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",

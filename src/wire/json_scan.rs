@@ -5,7 +5,7 @@
 
 /// Incremental JSON string decoder (after the opening quote).
 #[derive(Debug, Default)]
-pub struct Unescaper {
+pub(crate) struct Unescaper {
     escape: bool,
     /// Hex digits of a `\u` escape being read.
     hex: Option<(u32, u8)>,
@@ -15,7 +15,7 @@ pub struct Unescaper {
 
 impl Unescaper {
     /// Decode `c` into `out`; true at the closing quote.
-    pub fn push(&mut self, c: char, out: &mut String) -> bool {
+    pub(crate) fn push(&mut self, c: char, out: &mut String) -> bool {
         if let Some((acc, n)) = self.hex {
             match c.to_digit(16) {
                 Some(d) if n < 3 => self.hex = Some((acc * 16 + d, n + 1)),
@@ -80,7 +80,7 @@ impl Unescaper {
 
 /// The character a one-letter escape (`\n`, `\t`, …) stands for; any
 /// other letter stands for itself (`\"`, `\\`, `\/`).
-pub fn unescaped(c: char) -> char {
+pub(crate) fn unescaped(c: char) -> char {
     match c {
         'n' => '\n',
         't' => '\t',
@@ -107,7 +107,7 @@ fn ends_string(escape: &mut bool, c: char) -> bool {
 
 /// Raw pass-through of one JSON value, dropping whitespace outside strings.
 #[derive(Debug, Default)]
-pub struct RawScan {
+pub(crate) struct RawScan {
     depth: usize,
     started: bool,
     in_string: bool,
@@ -117,12 +117,12 @@ pub struct RawScan {
 
 impl RawScan {
     /// A bare scalar (number, `true`, …) ends with the output.
-    pub fn complete_at_eof(&self) -> bool {
+    pub(crate) fn complete_at_eof(&self) -> bool {
         self.scalar && !self.in_string && self.depth == 0
     }
 
     /// Copy `c` to `out` if it belongs to the value; true once complete.
-    pub fn push(&mut self, c: char, out: &mut String) -> bool {
+    pub(crate) fn push(&mut self, c: char, out: &mut String) -> bool {
         if self.in_string {
             out.push(c);
             if ends_string(&mut self.escape, c) {
@@ -156,7 +156,7 @@ impl RawScan {
 
 /// Capture of one object's text up to its balanced closing brace.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     pub text: String,
     depth: usize,
     in_string: bool,
@@ -164,7 +164,7 @@ pub struct Capture {
 }
 
 impl Capture {
-    pub fn start() -> Capture {
+    pub(crate) fn start() -> Capture {
         Capture {
             text: String::from("{"),
             depth: 1,
@@ -174,7 +174,7 @@ impl Capture {
     }
 
     /// Append `c`; true when the object is closed.
-    pub fn push(&mut self, c: char) -> bool {
+    pub(crate) fn push(&mut self, c: char) -> bool {
         self.text.push(c);
         if self.in_string {
             if ends_string(&mut self.escape, c) {

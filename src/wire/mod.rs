@@ -3,16 +3,24 @@
 //! reads them, model names as Ollama resolves them, the size of a JSON
 //! value, and header values that cannot be refused.
 
-pub mod content;
-pub mod gojson;
-pub mod json_scan;
-pub mod model_name;
+pub(crate) mod content;
+pub(crate) mod gojson;
+pub(crate) mod json_scan;
+pub(crate) mod model_name;
 pub mod path;
-pub mod responses_end;
-pub mod upstream_error;
+pub(crate) mod responses_end;
+pub(crate) mod upstream_error;
 
 pub use gojson::{created_at_now, go_sorted, json_kind, to_go_json};
 pub use model_name::normalize_model_name;
+
+/// Bytes of one NDJSON line for `value`, as Ollama writes it (Go-style
+/// JSON, then a newline).
+pub fn ndjson_line(value: &serde_json::Value) -> bytes::Bytes {
+    let mut s = to_go_json(value);
+    s.push('\n');
+    bytes::Bytes::from(s)
+}
 
 /// `text` as a header value, never refused: control characters, bytes
 /// outside ASCII and `%` itself are percent-encoded (`%0D`, `%C3%9C`,

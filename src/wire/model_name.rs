@@ -129,7 +129,7 @@ fn short_form(name: &str) -> Option<String> {
 /// Whether Ollama accepts `name` (surrounding spaces aside) as a model
 /// name: every part it parses into is valid (`Name.IsValid`). A name with
 /// a control character, a space, a glob or a non-ASCII letter is not.
-pub fn is_valid_model_name(name: &str) -> bool {
+pub(crate) fn is_valid_model_name(name: &str) -> bool {
     let trimmed = name.trim();
     !trimmed.is_empty() && (short_form(trimmed).is_some() || parse_in_full(trimmed).is_some())
 }

@@ -28,7 +28,13 @@ fn event(kind: &str, sequence: u64, mut pairs: Vec<(&str, Value)>) -> Bytes {
 
 /// `response.failed` for the response `id` of `model`, event number
 /// `sequence`, failed with `status` and `message`.
-pub fn failed_event(id: &str, model: &str, sequence: u64, status: u16, message: &str) -> Bytes {
+pub(crate) fn failed_event(
+    id: &str,
+    model: &str,
+    sequence: u64,
+    status: u16,
+    message: &str,
+) -> Bytes {
     let response = sorted(vec![
         ("id", json!(id)),
         ("object", json!("response")),
@@ -57,7 +63,7 @@ pub fn failed_event(id: &str, model: &str, sequence: u64, status: u16, message: 
 /// The Responses `error` event, for a stream that failed before its
 /// response was opened: event number `sequence`, failed with `status`
 /// and `message`.
-pub fn error_event(sequence: u64, status: u16, message: &str) -> Bytes {
+pub(crate) fn error_event(sequence: u64, status: u16, message: &str) -> Bytes {
     event(
         "error",
         sequence,

@@ -11,11 +11,8 @@ pub enum UpstreamKind {
     /// answers 500 `invalid JSON schema in format`; ≥ 0.30 relays
     /// llama-server's 400 `JSON schema conversion failed …`).
     SchemaRejected,
-    /// The model is not there (404).
-    ModelNotFound,
-    /// The server is busy (503, Ollama's `server busy` text).
-    Busy,
-    /// Anything else.
+    /// Anything else: the status says the rest (404 model not found, 503
+    /// busy, …).
     Other,
 }
 
@@ -31,13 +28,11 @@ const SCHEMA_REJECTED: [&str; 7] = [
 ];
 
 /// Classify an error answer by its status and text.
-pub fn classify(status: StatusCode, message: &str) -> UpstreamKind {
+pub(crate) fn classify(status: StatusCode, message: &str) -> UpstreamKind {
     match status.as_u16() {
         400 | 500 if SCHEMA_REJECTED.iter().any(|t| message.contains(t)) => {
             UpstreamKind::SchemaRejected
         }
-        404 => UpstreamKind::ModelNotFound,
-        503 => UpstreamKind::Busy,
         _ => UpstreamKind::Other,
     }
 }
@@ -62,14 +57,7 @@ mod tests {
         );
         assert_eq!(
             classify(s(404), "model \"x\" not found"),
-            UpstreamKind::ModelNotFound
-        );
-        assert_eq!(
-            classify(
-                s(503),
-                "server busy, please try again.  maximum pending requests exceeded"
-            ),
-            UpstreamKind::Busy
+            UpstreamKind::Other
         );
         assert_eq!(
             classify(s(500), "model runner has unexpectedly stopped"),

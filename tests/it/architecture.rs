@@ -1,6 +1,8 @@
 //! Dependencies point one way: no import cycle between the crate's
 //! top-level modules (`src/foo.rs` and `src/foo/**` are `foo`), counting
-//! every `crate::foo` path outside test code, doc links included.
+//! every `crate::foo` path outside test code, doc links included; and
+//! none between the pipeline's own modules (`super::` paths too), whose
+//! stages each use only the ones below them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -134,5 +136,199 @@ fn references_are_read_from_paths_and_groups() {
     assert_eq!(
         r,
         ["a", "b", "c", "g"].iter().map(|s| s.to_string()).collect()
+    );
+}
+
+/// The module path (`a/b`, the folder's own `mod.rs` as `""`) of every
+/// source file under `dir`, with its text.
+fn folder_modules(dir: &Path) -> BTreeMap<String, String> {
+    let mut files = Vec::new();
+    sources(dir, &mut files);
+    files
+        .into_iter()
+        .map(|file| {
+            let rel = file.strip_prefix(dir).unwrap().with_extension("");
+            let mut name = rel.to_string_lossy().replace('\\', "/");
+            if name == "mod" {
+                name.clear();
+            } else if let Some(parent) = name.strip_suffix("/mod") {
+                name = parent.to_string();
+            }
+            (name, fs::read_to_string(&file).unwrap())
+        })
+        .collect()
+}
+
+/// Every path a source names: the leaves of its `use` trees, and paths
+/// written inline (`super::x::y`, `crate::a::b`), before `#[cfg(test)]`.
+fn named_paths(text: &str) -> Vec<String> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    for part in code.split("use ").skip(1) {
+        let Some(tree) = part.split(';').next() else {
+            continue;
+        };
+        let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+        flatten("", &tree, &mut out);
+    }
+    let is_path = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    for start in ["crate::", "super::", "self::"] {
+        for (i, _) in code.match_indices(start) {
+            if i > 0 && code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let path: String = code[i..].chars().take_while(|c| is_path(*c)).collect();
+            out.push(path.trim_end_matches(':').to_string());
+        }
+    }
+    out
+}
+
+/// The leaves of a `use` tree written without spaces.
+fn flatten(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let (mut depth, mut item, mut items) = (0usize, String::new(), Vec::new());
+    for ch in tree.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut item));
+                continue;
+            }
+            _ => {}
+        }
+        item.push(ch);
+    }
+    items.push(item);
+    for item in items {
+        match item.split_once("::{") {
+            Some((head, rest)) if item.ends_with('}') => {
+                flatten(&format!("{prefix}{head}::"), &rest[..rest.len() - 1], out)
+            }
+            _ => match item.strip_prefix('{').and_then(|i| i.strip_suffix('}')) {
+                Some(inner) => flatten(prefix, inner, out),
+                None if !item.is_empty() => out.push(format!("{prefix}{item}")),
+                None => {}
+            },
+        }
+    }
+}
+
+/// The module of `folder` (as `crate::a::b`) a path written in module
+/// `from` leads to: the longest known module it names.
+fn resolve(path: &str, from: &str, crate_path: &str, known: &BTreeSet<String>) -> Option<String> {
+    let (mut base, rest): (Vec<&str>, &str) = if let Some(rest) = path
+        .strip_prefix(crate_path)
+        .and_then(|r| r.strip_prefix("::"))
+    {
+        (Vec::new(), rest)
+    } else if path.starts_with("super::") || path.starts_with("self::") {
+        (from.split('/').filter(|s| !s.is_empty()).collect(), path)
+    } else {
+        return None;
+    };
+    let mut segs: Vec<&str> = rest.split("::").collect();
+    while let Some(first) = segs.first().copied() {
+        match first {
+            "super" => {
+                base.pop()?;
+            }
+            "self" => {}
+            _ => break,
+        }
+        segs.remove(0);
+    }
+    let mut best = None;
+    for n in 0..=segs.len() {
+        let candidate: Vec<&str> = base
+            .iter()
+            .copied()
+            .chain(segs[..n].iter().copied())
+            .collect();
+        let name = candidate.join("/");
+        if known.contains(&name) {
+            best = Some(name);
+        }
+    }
+    best
+}
+
+#[test]
+fn the_pipelines_modules_import_each_other_one_way() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline");
+    let modules = folder_modules(&dir);
+    let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, text) in &modules {
+        for path in named_paths(text) {
+            let Some(to) = resolve(&path, from, "crate::pipeline", &known) else {
+                continue;
+            };
+            // A module's own parents hold it: not an import.
+            if !to.is_empty() && to != *from && !from.starts_with(&format!("{to}/")) {
+                edges.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    assert!(
+        edges.get("deliver").is_some_and(|e| e.contains("chunk")),
+        "the reader sees the pipeline's imports: {edges:?}"
+    );
+    for start in edges.keys() {
+        let mut stack = vec![vec![start.clone()]];
+        let mut seen = BTreeSet::new();
+        while let Some(path) = stack.pop() {
+            let at = path.last().unwrap();
+            for to in edges.get(at).into_iter().flatten() {
+                if to == start {
+                    panic!(
+                        "import cycle in src/pipeline: {} -> {to}",
+                        path.join(" -> ")
+                    );
+                }
+                if seen.insert(to.clone()) {
+                    let mut next = path.clone();
+                    next.push(to.clone());
+                    stack.push(next);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pipeline_paths_resolve_from_where_they_are_written() {
+    let known: BTreeSet<String> = ["job", "attempt", "attempt/plain", "chunk"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let r = |p: &str, from: &str| resolve(p, from, "crate::pipeline", &known);
+    assert_eq!(
+        r("super::plain::recover", "attempt/fallback"),
+        Some("attempt/plain".into())
+    );
+    assert_eq!(
+        r("super::super::job::Job", "attempt/fallback"),
+        Some("job".into())
+    );
+    assert_eq!(
+        r("crate::pipeline::chunk::done_chunk", "x"),
+        Some("chunk".into())
+    );
+    assert_eq!(r("crate::tools::ToolSet", "x"), None);
+    let mut out = Vec::new();
+    flatten("", "super::{super::{job::Job,chunk},plain}", &mut out);
+    assert_eq!(
+        out,
+        [
+            "super::super::job::Job",
+            "super::super::chunk",
+            "super::plain"
+        ]
     );
 }

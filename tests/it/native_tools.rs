@@ -245,6 +245,50 @@ async fn an_empty_answer_is_asked_once_more_emulated() {
 }
 
 #[tokio::test]
+async fn a_retry_that_comes_back_empty_leaves_the_best_attempt_to_the_policy() {
+    let bad = call("get_weather", json!({"town": 7}));
+    let live = native_model(vec![bad.clone(), json!([])], "{}").await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 422);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("get_weather"), "{text}");
+    assert_eq!(live.fake.requests("/api/chat"), 2);
+
+    let policy = "defaults:\n  validate: {on_failure: pass}\n";
+    let live = native_model(vec![bad, json!([])], policy).await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-validation"), Some("invalid"));
+    assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(first_call(&v)["arguments"], json!({"town": 7}));
+}
+
+#[tokio::test]
+async fn a_recovered_answer_holds_each_call_once() {
+    let envelope = r#"{"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}},{"name":"get_weather","arguments":{"city":"Paris"}},{"name":"get_weather","arguments":{"city":"Lyon"}},{"name":"get_weather","arguments":{"city":"Paris"}}]}"#;
+    let replies = vec![
+        fake_ollama::tool_calls_reply(&json!([])),
+        envelope.to_string(),
+    ];
+    let fake = FakeOllama::builder()
+        .script_tools("native", replies)
+        .start()
+        .await;
+    let live = Live::with_fake(fake, "{}").await;
+    let r = ask(&live).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let cities: Vec<&Value> = v["message"]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["function"]["arguments"]["city"])
+        .collect();
+    assert_eq!(cities, [&json!("Paris"), &json!("Lyon")]);
+}
+
+#[tokio::test]
 async fn the_openai_route_gets_the_same_checks() {
     let live = native_model(
         vec![call("get_weather", json!({"city": "Paris", "days": "2"}))],

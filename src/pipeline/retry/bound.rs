@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 use super::cut::{MAX_DEPTH, Part, Runaway, Step};
 
 /// Most items a runaway array is bounded to.
-pub const MAX_ITEMS_BOUND: u64 = 64;
+pub(crate) const MAX_ITEMS_BOUND: u64 = 64;
 /// Most characters a runaway string is bounded to (a grammar repetition
 /// of this many characters stays cheap to build).
-pub const MAX_LENGTH_BOUND: u64 = 512;
+pub(crate) const MAX_LENGTH_BOUND: u64 = 512;
 
 /// A bound on one part of the grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bound {
+pub(crate) struct Bound {
     /// `maxItems` or `maxLength`.
     pub keyword: &'static str,
     /// Half of what the model produced before the cut, so the rest of the
@@ -27,7 +27,7 @@ pub struct Bound {
 
 impl Bound {
     /// The bound for a runaway part; `None` when nothing came before the cut.
-    pub fn of(part: Part) -> Option<Bound> {
+    pub(crate) fn of(part: Part) -> Option<Bound> {
         let (keyword, seen, cap) = match part {
             Part::Array { items } => ("maxItems", items as u64, MAX_ITEMS_BOUND),
             Part::Text { chars } => ("maxLength", chars as u64, MAX_LENGTH_BOUND),
@@ -40,7 +40,7 @@ impl Bound {
     }
 
     /// What the bound counts, for feedback ("items", "characters").
-    pub fn unit(&self) -> &'static str {
+    pub(crate) fn unit(&self) -> &'static str {
         if self.keyword == "maxItems" {
             "items"
         } else {
@@ -68,7 +68,7 @@ impl Bound {
 /// Bound `runaway` in `grammar` (in every alternative its path can lead
 /// to). The bound applied, or `None` when no sub-schema could take one
 /// that helps.
-pub fn apply(grammar: &mut Value, runaway: &Runaway) -> Option<Bound> {
+pub(crate) fn apply(grammar: &mut Value, runaway: &Runaway) -> Option<Bound> {
     let bound = Bound::of(runaway.part)?;
     let mut applied = None;
     walk(grammar, &runaway.path, bound, 0, &mut applied);

@@ -10,7 +10,7 @@
 use crate::wire::json_scan::unescaped;
 
 /// Deepest nesting followed; deeper text is scanned but not tracked.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 /// Sibling string values remembered per open object.
 const MAX_SIBLINGS: usize = 16;
 /// Longest sibling string value remembered, in bytes.
@@ -32,7 +32,7 @@ const MANY_ITEMS: usize = 64;
 
 /// One step from a value into one of its children.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// An object member, with the string members of that object seen
     /// before the cut (`(key, value)`).
     Key {
@@ -45,7 +45,7 @@ pub enum Step {
 
 /// What ran away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// An array, with its complete items before the cut.
     Array { items: usize },
     /// A string, with its characters before the cut.
@@ -54,7 +54,7 @@ pub enum Part {
 
 /// The part of a cut answer that used up the token budget.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Runaway {
+pub(crate) struct Runaway {
     /// The path to it (a prefix of [`Cut::path`]).
     pub path: Vec<Step>,
     pub part: Part,
@@ -62,14 +62,14 @@ pub struct Runaway {
 
 impl Runaway {
     /// The path as a JSON pointer (`/tool_call/arguments/tags`).
-    pub fn pointer(&self) -> String {
+    pub(crate) fn pointer(&self) -> String {
         pointer(&self.path)
     }
 }
 
 /// Where an answer was cut.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Cut {
+pub(crate) struct Cut {
     /// The path to the innermost value left open.
     pub path: Vec<Step>,
     /// The innermost value left open is a string (not a key).
@@ -79,7 +79,7 @@ pub struct Cut {
 }
 
 /// `path` as a JSON pointer.
-pub fn pointer(path: &[Step]) -> String {
+pub(crate) fn pointer(path: &[Step]) -> String {
     let mut out = String::new();
     for step in path {
         out.push('/');
@@ -117,7 +117,7 @@ struct OpenString {
 
 /// Scan `text`, a JSON answer cut off before its end. `None` when no JSON
 /// value starts in it, or the value is complete.
-pub fn analyze(text: &str) -> Option<Cut> {
+pub(crate) fn analyze(text: &str) -> Option<Cut> {
     let begin = text.find(['{', '['])?;
     let mut stack: Vec<Frame> = Vec::new();
     let mut string: Option<OpenString> = None;
@@ -277,7 +277,7 @@ fn runs_away(part: &str, total: usize, items: usize) -> bool {
 /// or more in a row (`"1000000000000000000000000000000000`): what is left
 /// when Ollama ends an answer because the model repeated one token too
 /// often, however short the part.
-pub fn ends_in_a_run(part: &str) -> bool {
+pub(crate) fn ends_in_a_run(part: &str) -> bool {
     let bytes = part.as_bytes();
     (1..=MAX_RUN_UNIT).any(|unit| {
         let span = unit * RUN_REPEATS;
@@ -292,7 +292,7 @@ pub fn ends_in_a_run(part: &str) -> bool {
 /// the last [`REPEAT_WINDOW`] bytes. Natural text and code have nearly all
 /// their 8-byte shingles distinct; a loop has about one per byte of its
 /// period.
-pub fn repetitive(part: &str) -> bool {
+pub(crate) fn repetitive(part: &str) -> bool {
     let bytes = part.as_bytes();
     let tail = &bytes[bytes.len().saturating_sub(REPEAT_WINDOW)..];
     if tail.len() < RUNAWAY_MIN {

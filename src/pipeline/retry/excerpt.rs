@@ -4,7 +4,7 @@
 //! bound, so a runaway answer is not sent back whole.
 
 /// Most bytes of a failed answer a retry carries.
-pub const EXCERPT_MAX: usize = 1024;
+pub(crate) const EXCERPT_MAX: usize = 1024;
 /// Bytes of the answer's start kept before a gap.
 const HEAD: usize = 160;
 /// What stands for the bytes left out.
@@ -12,7 +12,7 @@ const GAP: &str = " … ";
 
 /// Where in the answer the problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Problem {
+pub(crate) enum Problem {
     /// The answer was cut off: its end.
     End,
     /// At this byte offset.
@@ -20,7 +20,7 @@ pub enum Problem {
 }
 
 /// At most `max` bytes of `text` around `problem`.
-pub fn excerpt(text: &str, problem: Problem, max: usize) -> String {
+pub(crate) fn excerpt(text: &str, problem: Problem, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -54,7 +54,7 @@ pub fn excerpt(text: &str, problem: Problem, max: usize) -> String {
 /// Where a violation at `pointer` is likely to be in `text`: the first
 /// occurrence of its last member name as a key; the start when there is
 /// none.
-pub fn locate(text: &str, pointer: &str) -> Problem {
+pub(crate) fn locate(text: &str, pointer: &str) -> Problem {
     let last = pointer
         .rsplit('/')
         .find(|s| !s.is_empty() && s.parse::<usize>().is_err());

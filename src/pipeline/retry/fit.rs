@@ -15,17 +15,17 @@ use crate::upstream::capabilities::ModelContext;
 
 /// Ollama's context when neither the request nor the Modelfile sets
 /// `num_ctx`.
-pub const DEFAULT_NUM_CTX: u64 = 4096;
+pub(crate) const DEFAULT_NUM_CTX: u64 = 4096;
 /// Bytes per token assumed: fewer than most tokenizers average, so the
 /// estimate errs on the side of more tokens.
-pub const BYTES_PER_TOKEN: u64 = 3;
+pub(crate) const BYTES_PER_TOKEN: u64 = 3;
 /// Tokens a chat template adds around each message.
 const MESSAGE_OVERHEAD: u64 = 8;
 
 /// One round of feedback: what the model answered (an excerpt) and what
 /// was wrong with it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Turn {
+pub(crate) struct Turn {
     /// Excerpts of the failed answer, longest first (each shorter one is
     /// tried when the longer does not fit).
     pub excerpts: Vec<String>,
@@ -39,7 +39,7 @@ pub struct Turn {
 
 impl Turn {
     /// The user message: the lead, the detail when kept, the instruction.
-    pub fn message(&self, detail: bool) -> String {
+    pub(crate) fn message(&self, detail: bool) -> String {
         match self.detail.as_deref().filter(|_| detail) {
             Some(d) => format!("{}: {d}. {}", self.lead, self.instruction),
             None => format!("{}. {}", self.lead, self.instruction),
@@ -57,7 +57,10 @@ struct Shape {
 
 /// The context to fit, in tokens: the request's `num_ctx`, else the
 /// Modelfile's, else [`DEFAULT_NUM_CTX`] capped by the model's own.
-pub fn context_of(shown: Option<&ModelContext>, options: Option<&Map<String, Value>>) -> u64 {
+pub(crate) fn context_of(
+    shown: Option<&ModelContext>,
+    options: Option<&Map<String, Value>>,
+) -> u64 {
     let asked = options
         .and_then(|o| o.get("num_ctx"))
         .and_then(Value::as_u64)
@@ -73,7 +76,7 @@ pub fn context_of(shown: Option<&ModelContext>, options: Option<&Map<String, Val
 
 /// Tokens of `context` the prompt may take: what the answer may need is
 /// kept free (`num_predict`, at most half; a quarter when unset).
-pub fn prompt_budget(context: u64, options: Option<&Map<String, Value>>) -> u64 {
+pub(crate) fn prompt_budget(context: u64, options: Option<&Map<String, Value>>) -> u64 {
     let predict = options
         .and_then(|o| o.get("num_predict"))
         .and_then(Value::as_i64)
@@ -87,13 +90,13 @@ pub fn prompt_budget(context: u64, options: Option<&Map<String, Value>>) -> u64 
 }
 
 /// Estimated tokens of `bytes` of text.
-pub fn tokens(bytes: usize) -> u64 {
+pub(crate) fn tokens(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(BYTES_PER_TOKEN)
 }
 
 /// Estimated tokens of the prompt of `body` (images aside: they are not
 /// text, and a model counts them its own way).
-pub fn body_tokens(route: Route, body: &Map<String, Value>) -> u64 {
+pub(crate) fn body_tokens(route: Route, body: &Map<String, Value>) -> u64 {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map_or(0, str::len);
     match route {
         Route::Chat => body
@@ -117,7 +120,7 @@ pub fn body_tokens(route: Route, body: &Map<String, Value>) -> u64 {
 
 /// `base` with as much of `turns` (oldest first) as fits in `context`
 /// tokens (`None` = no limit known: all of it).
-pub fn compose(
+pub(crate) fn compose(
     route: Route,
     base: &Map<String, Value>,
     turns: &[Turn],

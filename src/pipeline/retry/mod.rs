@@ -14,11 +14,10 @@
 //! the model's context ([`fit`]); the request as the client sent it,
 //! augur's instruction included, is never shortened.
 
-pub mod bound;
-pub mod cut;
-pub mod excerpt;
-pub mod fit;
-pub mod plain;
+pub(crate) mod bound;
+pub(crate) mod cut;
+pub(crate) mod excerpt;
+pub(crate) mod fit;
 
 #[cfg(test)]
 mod tests;
@@ -40,7 +39,7 @@ const DEFAULT_NUM_PREDICT: i64 = 512;
 
 /// Why an attempt is retried (the `cause` of `augur_retries_total`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
+pub(crate) enum Cause {
     /// Complete, but invalid.
     Invalid,
     /// Cut by the token limit, with no one part to blame: more tokens.
@@ -54,7 +53,7 @@ pub enum Cause {
 
 impl Cause {
     /// The metric label.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Cause::Invalid => "invalid",
             Cause::Truncated => "truncated",
@@ -68,7 +67,7 @@ impl Cause {
 /// grammar bounds, a raised `num_predict` or a degraded schema) and the
 /// feedback turns so far (one per failed attempt, bounded by the policy's
 /// retries).
-pub struct Retry {
+pub(crate) struct Retry {
     route: Route,
     base: Map<String, Value>,
     turns: Vec<Turn>,
@@ -80,7 +79,7 @@ pub struct Retry {
 
 impl Retry {
     /// Attempts of `body` on `route`.
-    pub fn new(route: Route, body: Map<String, Value>) -> Retry {
+    pub(crate) fn new(route: Route, body: Map<String, Value>) -> Retry {
         Retry {
             route,
             base: body,
@@ -91,17 +90,17 @@ impl Retry {
     }
 
     /// Phrase feedback for calls written as text (text mode).
-    pub fn set_text_mode(&mut self, on: bool) {
+    pub(crate) fn set_text_mode(&mut self, on: bool) {
         self.text_mode = on;
     }
 
     /// The body without feedback (to degrade its schema).
-    pub fn base_mut(&mut self) -> &mut Map<String, Value> {
+    pub(crate) fn base_mut(&mut self) -> &mut Map<String, Value> {
         &mut self.base
     }
 
     /// The model the body is for.
-    pub fn model(&self) -> &str {
+    pub(crate) fn model(&self) -> &str {
         self.base
             .get("model")
             .and_then(Value::as_str)
@@ -109,28 +108,28 @@ impl Retry {
     }
 
     /// The request's own options.
-    pub fn options(&self) -> Option<&Map<String, Value>> {
+    pub(crate) fn options(&self) -> Option<&Map<String, Value>> {
         self.base.get("options").and_then(Value::as_object)
     }
 
     /// Whether the context is still to be learned before the next attempt.
-    pub fn needs_context(&self) -> bool {
+    pub(crate) fn needs_context(&self) -> bool {
         self.context.is_none() && !self.turns.is_empty()
     }
 
     /// Fit feedback into `tokens` of context from now on.
-    pub fn set_context(&mut self, tokens: u64) {
+    pub(crate) fn set_context(&mut self, tokens: u64) {
         self.context = Some(tokens);
     }
 
     /// The body of the next attempt.
-    pub fn body(&self) -> Map<String, Value> {
+    pub(crate) fn body(&self) -> Map<String, Value> {
         fit::compose(self.route, &self.base, &self.turns, self.context)
     }
 
     /// Plan the next attempt after `text` failed with `violations`
     /// (`truncated`: the token limit cut it).
-    pub fn after(&mut self, text: &str, violations: &[Violation], truncated: bool) -> Cause {
+    pub(crate) fn after(&mut self, text: &str, violations: &[Violation], truncated: bool) -> Cause {
         let (cause, turn) = if truncated {
             self.after_cut(text)
         } else {

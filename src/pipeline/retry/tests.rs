@@ -310,7 +310,7 @@ fn a_runaway_is_bounded_and_a_healthy_cut_gets_more_tokens() {
 
 #[test]
 fn a_cut_plain_answer_is_recovered_and_nothing_else_is() {
-    use crate::pipeline::attempts::Expect;
+    use crate::pipeline::job::Expect;
     let v = crate::validate::Validators::shared();
     let tools = |think: bool| Expect::Tools {
         set: crate::tools::testutil::tools(1),
@@ -320,21 +320,29 @@ fn a_cut_plain_answer_is_recovered_and_nothing_else_is() {
         screen: Default::default(),
         text: None,
     };
-    let i = super::plain::recover(r#"{"response":"It is sunny in Pa"#, &tools(false), v).unwrap();
+    let i = crate::pipeline::attempt::plain::recover(
+        r#"{"response":"It is sunny in Pa"#,
+        &tools(false),
+        v,
+    )
+    .unwrap();
     assert_eq!(
         (i.content.as_str(), i.thinking),
         ("It is sunny in Pa", None)
     );
     assert_eq!(
-        super::plain::recover("{", &tools(false), v)
+        crate::pipeline::attempt::plain::recover("{", &tools(false), v)
             .unwrap()
             .content,
         ""
     );
     let call = r#"{"tool_call":{"name":"get_weather","arguments":{"city":"Pa"#;
-    assert!(super::plain::recover(call, &tools(false), v).is_none());
-    assert!(super::plain::recover(r#"{"response":"done"}"#, &tools(false), v).is_none());
-    let i = super::plain::recover(
+    assert!(crate::pipeline::attempt::plain::recover(call, &tools(false), v).is_none());
+    assert!(
+        crate::pipeline::attempt::plain::recover(r#"{"response":"done"}"#, &tools(false), v)
+            .is_none()
+    );
+    let i = crate::pipeline::attempt::plain::recover(
         r#"{"reasoning":"sun","answer":{"response":"Sun"#,
         &tools(true),
         v,
@@ -348,7 +356,8 @@ fn a_cut_plain_answer_is_recovered_and_nothing_else_is() {
         answer_schema: None,
         json_answer: false,
     };
-    let i = super::plain::recover(r#"{"reasoning":"Let me th"#, &think, v).unwrap();
+    let i =
+        crate::pipeline::attempt::plain::recover(r#"{"reasoning":"Let me th"#, &think, v).unwrap();
     assert_eq!(
         (i.content.as_str(), i.thinking.as_deref()),
         ("", Some("Let me th"))
@@ -357,7 +366,14 @@ fn a_cut_plain_answer_is_recovered_and_nothing_else_is() {
         answer_schema: None,
         json_answer: true,
     };
-    assert!(super::plain::recover(r#"{"reasoning":"x","answer":{"a"#, &structured, v).is_none());
+    assert!(
+        crate::pipeline::attempt::plain::recover(
+            r#"{"reasoning":"x","answer":{"a"#,
+            &structured,
+            v
+        )
+        .is_none()
+    );
     let schema = Expect::Schema(json!({"type": "object"}));
-    assert!(super::plain::recover(r#"{"a":"b"#, &schema, v).is_none());
+    assert!(crate::pipeline::attempt::plain::recover(r#"{"a":"b"#, &schema, v).is_none());
 }

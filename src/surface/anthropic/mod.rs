@@ -12,9 +12,9 @@ mod estimate;
 mod format;
 mod go;
 mod messages;
-pub mod request;
-pub mod response;
-pub mod stream;
+pub(crate) mod request;
+pub(crate) mod response;
+pub(crate) mod stream;
 
 #[cfg(test)]
 mod tests;

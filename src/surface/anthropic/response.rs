@@ -45,7 +45,7 @@ impl Meta {
 }
 
 /// `msg_` + 12 random bytes in hex.
-pub fn message_id() -> String {
+pub(crate) fn message_id() -> String {
     let bytes = *uuid::Uuid::new_v4().as_bytes();
     // Bytes 6 and 8 carry the UUID version and variant: leave them out.
     let random = bytes[..6].iter().chain(&bytes[10..]);
@@ -55,7 +55,7 @@ pub fn message_id() -> String {
 
 /// `mapStopReason`: any tool call ⇒ `tool_use`; `stop` ⇒ `end_turn`;
 /// `length` ⇒ `max_tokens`; another reason ⇒ `stop_sequence`; none ⇒ "".
-pub fn stop_reason(done_reason: &str, has_tool_calls: bool) -> &'static str {
+pub(crate) fn stop_reason(done_reason: &str, has_tool_calls: bool) -> &'static str {
     if has_tool_calls {
         return "tool_use";
     }
@@ -99,7 +99,7 @@ pub(super) fn count_of(v: &Value, key: &str) -> u64 {
 }
 
 /// A whole Ollama chat response as an Anthropic `message`.
-pub fn message(meta: &Meta, v: &Value) -> Value {
+pub(crate) fn message(meta: &Meta, v: &Value) -> Value {
     let msg = v.get("message");
     let mut content = Vec::new();
     let thinking = text_of(msg, "thinking");

@@ -11,7 +11,7 @@
 //! and ends the stream; open blocks are not closed first (Ollama itself
 //! sends no error event: its stream just stops).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use crate::{
     error::{ProxyError, anthropic_error_type},
     pipeline::output::Item,
+    surface::frames::{self, Frames},
 };
 
 use super::{
@@ -30,7 +31,7 @@ use super::{
 
 /// One SSE event: its name and its data.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     pub name: &'static str,
     pub data: Value,
 }
@@ -41,7 +42,7 @@ impl Event {
     }
 
     /// `event: <name>\ndata: <json>\n\n`.
-    pub fn frame(&self) -> Bytes {
+    pub(crate) fn frame(&self) -> Bytes {
         Bytes::from(format!(
             "event: {}\ndata: {}\n\n",
             self.name,
@@ -50,7 +51,7 @@ impl Event {
     }
 
     /// Anthropic's stream error event for `e`.
-    pub fn error(e: &ProxyError) -> Self {
+    pub(crate) fn error(e: &ProxyError) -> Self {
         Event::new(
             "error",
             json!({
@@ -62,7 +63,7 @@ impl Event {
 }
 
 /// The state carried across the chunks of one stream.
-pub struct Converter {
+pub(crate) struct Converter {
     meta: Meta,
     first: bool,
     index: u64,
@@ -74,7 +75,7 @@ pub struct Converter {
 }
 
 impl Converter {
-    pub fn new(meta: Meta) -> Self {
+    pub(crate) fn new(meta: Meta) -> Self {
         Self {
             meta,
             first: true,
@@ -126,7 +127,7 @@ impl Converter {
     }
 
     /// The events for one Ollama chunk.
-    pub fn process(&mut self, chunk: &Value) -> Vec<Event> {
+    pub(crate) fn process(&mut self, chunk: &Value) -> Vec<Event> {
         let mut events = Vec::new();
         if self.first {
             self.first = false;
@@ -221,42 +222,17 @@ impl Converter {
 }
 
 /// The SSE body for a chunk channel: each event is its own frame, handed
-/// to the server as soon as its chunk arrives. The body ends after the
-/// done chunk, after an error, or when the channel closes.
-pub fn body(meta: Meta, rx: mpsc::Receiver<Item>) -> Body {
-    struct State {
-        rx: mpsc::Receiver<Item>,
-        converter: Converter,
-        pending: VecDeque<Bytes>,
-        ended: bool,
+/// to the server as soon as its chunk arrives.
+pub(crate) fn body(meta: Meta, rx: mpsc::Receiver<Item>) -> Body {
+    frames::body(rx, Converter::new(meta))
+}
+
+impl Frames for Converter {
+    fn chunk(&mut self, chunk: &Value) -> Vec<Bytes> {
+        self.process(chunk).iter().map(Event::frame).collect()
     }
-    let state = State {
-        rx,
-        converter: Converter::new(meta),
-        pending: VecDeque::new(),
-        ended: false,
-    };
-    let events = futures_util::stream::unfold(state, |mut st| async move {
-        loop {
-            if let Some(frame) = st.pending.pop_front() {
-                return Some((Ok::<Bytes, std::io::Error>(frame), st));
-            }
-            if st.ended {
-                return None;
-            }
-            match st.rx.recv().await {
-                Some(Ok(chunk)) => {
-                    st.ended = chunk.get("done").and_then(Value::as_bool) == Some(true);
-                    let frames = st.converter.process(&chunk);
-                    st.pending.extend(frames.iter().map(Event::frame));
-                }
-                Some(Err(e)) => {
-                    st.pending.push_back(Event::error(&e).frame());
-                    st.ended = true;
-                }
-                None => st.ended = true,
-            }
-        }
-    });
-    Body::from_stream(events)
+
+    fn error(&mut self, e: &ProxyError) -> Vec<Bytes> {
+        vec![Event::error(e).frame()]
+    }
 }

@@ -5,8 +5,8 @@
 //! nothing to change about are forwarded byte for byte to the upstream's
 //! own OpenAI layer.
 
-pub mod request;
-pub mod response;
+pub(crate) mod request;
+pub(crate) mod response;
 
 use axum::{
     extract::{Request, State},
@@ -18,7 +18,7 @@ use super::{Adapter, Translation};
 use crate::{error::ProxyError, ingress::Admitted, pipeline::output::Output, state::AppState};
 
 /// `POST /v1/chat/completions`.
-pub async fn chat_completions(
+pub(crate) async fn chat_completions(
     State(state): State<AppState>,
     admitted: Admitted,
     req: Request,

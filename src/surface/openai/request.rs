@@ -7,15 +7,14 @@ use serde_json::{Map, Value, json};
 use crate::error::ProxyError;
 
 /// The translated request and what the answer needs to be shaped back.
-pub struct Translated {
+pub(crate) struct Translated {
     pub body: Map<String, Value>,
-    pub stream: bool,
     pub include_usage: bool,
     pub model: String,
 }
 
 /// Translate an OpenAI chat request.
-pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
+pub(crate) fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
     let bad = |m: &str| ProxyError::BadRequest(m.to_string());
     let model = req
         .get("model")
@@ -123,7 +122,6 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
         .unwrap_or(false);
     Ok(Translated {
         body,
-        stream,
         include_usage,
         model,
     })
@@ -242,7 +240,7 @@ mod tests {
             "stream_options": {"include_usage": true}
         });
         let t = translate(req.as_object().unwrap()).unwrap();
-        assert!(t.stream && t.include_usage);
+        assert!(t.body["stream"] == true && t.include_usage);
         let b = Value::Object(t.body);
         assert_eq!(b["options"]["num_predict"], 10);
         assert_eq!(b["options"]["temperature"], 1.0);

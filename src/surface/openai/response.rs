@@ -5,20 +5,23 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::{body::Body, response::Response};
+use axum::response::Response;
 use bytes::Bytes;
-use futures_util::StreamExt;
+
 use serde_json::{Map, Value, json};
 
 use crate::{
-    error::{Flavor, error_body},
+    error::{Flavor, ProxyError, error_body},
     pipeline::output::Output,
-    surface::{json_answer, sse_answer},
+    surface::{
+        frames::{self, Frames},
+        json_answer, sse_answer,
+    },
 };
 
 /// Fixed values of one answer.
 #[derive(Clone)]
-pub struct Meta {
+pub(crate) struct Meta {
     pub id: String,
     pub created: u64,
     pub model: String,
@@ -27,7 +30,7 @@ pub struct Meta {
 
 impl Meta {
     /// A new id and timestamp for `model`.
-    pub fn new(model: &str, include_usage: bool) -> Self {
+    pub(crate) fn new(model: &str, include_usage: bool) -> Self {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -106,7 +109,7 @@ fn message_of(ollama_message: &Value, delta: bool) -> Value {
 }
 
 /// A whole Ollama chat response as a `chat.completion`.
-pub fn completion(meta: &Meta, v: &Value) -> Value {
+pub(crate) fn completion(meta: &Meta, v: &Value) -> Value {
     let message = v.get("message").cloned().unwrap_or(Value::Null);
     let has_calls = message.get("tool_calls").is_some();
     json!({
@@ -137,6 +140,18 @@ fn chunk(meta: &Meta, delta: Value, finish: Option<&str>) -> Value {
 
 fn event(v: &Value) -> Bytes {
     Bytes::from(format!("data: {}\n\n", crate::wire::to_go_json(v)))
+}
+
+impl Frames for StreamState {
+    /// One chunk's events, as one frame.
+    fn chunk(&mut self, chunk: &Value) -> Vec<Bytes> {
+        vec![Bytes::from(self.events(chunk).concat())]
+    }
+
+    fn error(&mut self, e: &ProxyError) -> Vec<Bytes> {
+        let body = error_body(e.status(), &e.client_message(), Flavor::OpenAi);
+        vec![Bytes::from(format!("data: {body}\n\n"))]
+    }
 }
 
 /// State carried across the chunks of one stream.
@@ -186,7 +201,7 @@ impl StreamState {
 }
 
 /// Render an Ollama-shaped [`Output`] as OpenAI's answer.
-pub fn render(meta: Meta, output: Output) -> Response {
+pub(crate) fn render(meta: Meta, output: Output) -> Response {
     match output {
         Output::Full { value, headers } => {
             let text = crate::wire::to_go_json(&completion(&meta, &value));
@@ -198,22 +213,7 @@ pub fn render(meta: Meta, output: Output) -> Response {
                 first: true,
                 saw_calls: false,
             };
-            let stream = futures_util::stream::unfold(Some((rx, state)), |st| async move {
-                let (mut rx, mut state) = st?;
-                match rx.recv().await {
-                    Some(Ok(v)) => {
-                        let bytes: Vec<Bytes> = state.events(&v);
-                        let joined = Bytes::from(bytes.concat());
-                        Some((Ok::<Bytes, std::io::Error>(joined), Some((rx, state))))
-                    }
-                    Some(Err(e)) => {
-                        let body = error_body(e.status(), &e.client_message(), Flavor::OpenAi);
-                        Some((Ok(Bytes::from(format!("data: {body}\n\n"))), None))
-                    }
-                    None => None,
-                }
-            });
-            sse_answer(Body::from_stream(stream.boxed()), false, headers)
+            sse_answer(frames::body(rx, state), false, headers)
         }
     }
 }

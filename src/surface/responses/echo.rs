@@ -15,7 +15,7 @@ use super::go;
 
 /// The request fields a response object echoes.
 #[derive(Debug, Clone, Default)]
-pub struct Echo {
+pub(crate) struct Echo {
     pub instructions: String,
     pub truncation: Option<String>,
     /// The request's `tools`, as sent.
@@ -33,7 +33,7 @@ pub struct Echo {
 }
 
 /// What differs between two response objects of one request.
-pub struct State<'a> {
+pub(crate) struct State<'a> {
     pub id: &'a str,
     pub model: &'a str,
     pub status: &'a str,
@@ -220,13 +220,13 @@ impl Echo {
     }
 
     /// The response object of a whole answer (`ToResponse`).
-    pub fn whole(&self, s: State<'_>) -> Value {
+    pub(crate) fn whole(&self, s: State<'_>) -> Value {
         let pairs = self.pairs(s, true);
         Value::Object(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 
     /// The response object of a stream event (`buildResponseObject`).
-    pub fn streamed(&self, s: State<'_>) -> Value {
+    pub(crate) fn streamed(&self, s: State<'_>) -> Value {
         go::sorted(self.pairs(s, false))
     }
 }

@@ -18,14 +18,12 @@
 mod echo;
 mod go;
 mod hosted;
-pub mod request;
-pub mod response;
+pub(crate) mod request;
+pub(crate) mod response;
 mod stream;
 
-pub use crate::wire::responses_end::{error_event, failed_event};
-pub use echo::Echo;
-pub use request::{Translated, translate};
-pub use response::{Meta, render};
+pub(crate) use request::translate;
+pub(crate) use response::{Meta, render};
 
 use axum::{
     extract::{Request, State},
@@ -42,7 +40,7 @@ use crate::{
 };
 
 /// `POST /v1/responses`.
-pub async fn responses(
+pub(crate) async fn responses(
     State(state): State<AppState>,
     admitted: Admitted,
     req: Request,

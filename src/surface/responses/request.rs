@@ -18,11 +18,9 @@ use super::{echo::Echo, go};
 
 /// The translated request and what the answer needs to be shaped back.
 #[derive(Debug)]
-pub struct Translated {
+pub(crate) struct Translated {
     /// The Ollama `/api/chat` body.
     pub body: Map<String, Value>,
-    /// `stream` as the client asked (default false).
-    pub stream: bool,
     /// The model as the client named it; the response object carries it.
     pub model: String,
     /// The request declares Responses' built-in `web_search` tool, which
@@ -38,7 +36,7 @@ pub struct Translated {
 }
 
 /// Translate a Responses request.
-pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
+pub(crate) fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
     let r = decode::request(req)?;
     let messages = messages::build(r.instructions, r.input_text, &r.input)?;
 
@@ -115,7 +113,6 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
     };
     Ok(Translated {
         body,
-        stream,
         model: r.model.to_owned(),
         web_search,
         hosted,

@@ -5,14 +5,13 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::{body::Body, response::Response};
-use bytes::Bytes;
-use futures_util::StreamExt;
+use axum::response::Response;
+
 use serde_json::{Value, json};
 
 use crate::{
     pipeline::output::Output,
-    surface::{json_answer, sse_answer},
+    surface::{frames, json_answer, sse_answer},
 };
 
 use super::{
@@ -24,7 +23,7 @@ use super::{
 
 /// Fixed values of one answer.
 #[derive(Debug, Clone)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// `resp_…`.
     pub response_id: String,
     /// `msg_…`: the id of the answer's message item.
@@ -49,7 +48,7 @@ pub(super) fn now() -> i64 {
 
 impl Meta {
     /// New ids for an answer to `translated`.
-    pub fn new(translated: &Translated) -> Self {
+    pub(crate) fn new(translated: &Translated) -> Self {
         Self {
             response_id: format!("resp_{}", random_id_number()),
             item_id: format!("msg_{}", random_id_number()),
@@ -106,7 +105,7 @@ pub(super) fn count(v: &Value, key: &str) -> u64 {
 
 /// A whole Ollama chat answer as a `response` object (`ToResponse`, with
 /// `completed_at` set to `now` as Ollama's writer does).
-pub fn whole(meta: &Meta, v: &Value, now: i64) -> Value {
+pub(crate) fn whole(meta: &Meta, v: &Value, now: i64) -> Value {
     let message = v.get("message");
     let mut output = Vec::new();
     let thinking = text(message, "thinking");
@@ -164,7 +163,7 @@ pub fn whole(meta: &Meta, v: &Value, now: i64) -> Value {
 }
 
 /// Render an Ollama-shaped [`Output`] as a Responses answer.
-pub fn render(meta: Meta, out: Output) -> Response {
+pub(crate) fn render(meta: Meta, out: Output) -> Response {
     match out {
         Output::Full { value, headers } => {
             let text = crate::wire::to_go_json(&whole(&meta, &value, now()));
@@ -172,26 +171,7 @@ pub fn render(meta: Meta, out: Output) -> Response {
         }
         Output::Stream { rx, headers } => {
             let converter = Converter::new(meta, now);
-            // After the done chunk the channel is read to its end (so the
-            // producer finishes its work) and anything more is dropped.
-            let events = futures_util::stream::unfold(Some((rx, converter)), |st| async move {
-                let (mut rx, mut converter) = st?;
-                match rx.recv().await {
-                    Some(Ok(_)) if converter.is_done() => Some((Vec::new(), Some((rx, converter)))),
-                    Some(Ok(chunk)) => {
-                        let events = converter.process(&chunk);
-                        Some((events, Some((rx, converter))))
-                    }
-                    Some(Err(_)) if converter.is_done() => None,
-                    Some(Err(e)) => Some((converter.fail(&e), None)),
-                    None => None,
-                }
-            });
-            // One body frame per event, each flushed as it comes.
-            let frames = events
-                .flat_map(futures_util::stream::iter)
-                .map(Ok::<Bytes, std::io::Error>);
-            sse_answer(Body::from_stream(frames.boxed()), true, headers)
+            sse_answer(frames::body(rx, converter), true, headers)
         }
     }
 }

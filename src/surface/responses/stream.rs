@@ -69,6 +69,7 @@ impl Converter {
     }
 
     /// Whether the `done` chunk has been converted.
+    #[cfg(test)]
     pub(super) fn is_done(&self) -> bool {
         self.done
     }
@@ -326,6 +327,16 @@ impl Converter {
         ));
         self.sequence += 1;
         out
+    }
+}
+
+impl crate::surface::frames::Frames for Converter {
+    fn chunk(&mut self, chunk: &serde_json::Value) -> Vec<bytes::Bytes> {
+        self.process(chunk)
+    }
+
+    fn error(&mut self, e: &crate::error::ProxyError) -> Vec<bytes::Bytes> {
+        self.fail(e)
     }
 }
 

@@ -33,12 +33,12 @@ use tokio::sync::Notify;
 use super::Upstream;
 use crate::{config::Config, error::ProxyError};
 
-pub use listing::Listing;
+pub(crate) use listing::Listing;
 pub(crate) use member::InFlight;
 use member::Member;
 
 /// Names the upstream a request must go to (its configured name).
-pub static X_AUGUR_UPSTREAM: HeaderName = HeaderName::from_static("x-augur-upstream");
+pub(crate) static X_AUGUR_UPSTREAM: HeaderName = HeaderName::from_static("x-augur-upstream");
 
 /// Where a request may go.
 #[derive(Debug, Clone, PartialEq, Eq)]

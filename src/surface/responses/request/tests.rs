@@ -27,7 +27,7 @@ fn string_input_with_instructions_is_a_system_and_a_user_message() {
             .unwrap(),
     )
     .unwrap();
-    assert!(!t.stream && !t.web_search);
+    assert!(t.body["stream"] == false && !t.web_search);
     assert_eq!(t.model, "gemma3");
     assert_eq!(
         Value::Object(t.body).to_string(),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::{error::ProxyError, surface::responses::Echo};
+use crate::{error::ProxyError, surface::responses::echo::Echo};
 
 fn clock() -> i64 {
     1_700_000_000

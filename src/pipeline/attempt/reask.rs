@@ -1,6 +1,6 @@
 //! The re-ask: the model asked once more, for an answer only, when the
 //! calls of its answer are withheld (repeats of answered calls, calls
-//! nobody asked for; see [`super::call_screen`]).
+//! nobody asked for; see [`crate::pipeline::screen`]).
 
 use serde_json::{Map, Value, json};
 
@@ -10,13 +10,15 @@ use crate::{
 };
 
 use super::{
-    attempts::{self, Completed, Expect},
-    flows::Job,
-    plan::Route,
+    super::{
+        job::{Completed, Expect, Job},
+        plan::Route,
+    },
+    retry_loop, text_mode,
 };
 
 /// The note of a re-ask after `repeats` (none without repeats).
-pub fn note_for(repeats: &[ToolCall]) -> Option<String> {
+pub(crate) fn note_for(repeats: &[ToolCall]) -> Option<String> {
     (!repeats.is_empty()).then(|| note(repeats))
 }
 
@@ -26,7 +28,7 @@ pub fn note_for(repeats: &[ToolCall]) -> Option<String> {
 /// choice allows no answer or no answer came back (then the calls stand).
 /// An answer cut off by the token limit is returned as far as it got, with
 /// `done_reason: "length"`, as a native model's would be.
-pub async fn reask(job: &Job, note: Option<String>) -> Option<Completed> {
+pub(crate) async fn reask(job: &Job, note: Option<String>) -> Option<Completed> {
     let Expect::Tools {
         set,
         screen,
@@ -46,7 +48,7 @@ pub async fn reask(job: &Job, note: Option<String>) -> Option<Completed> {
     // in grammar mode, whose answer branch holds it to an answer.
     let (mut body, expect) = match text {
         Some(_) => {
-            let (mut grammar, expect) = super::text_mode::grammar_fallback(&job.expect)?;
+            let (mut grammar, expect) = text_mode::grammar_fallback(&job.expect)?;
             if let Some(model) = job.body.get("model") {
                 grammar.insert("model".into(), model.clone());
             }
@@ -62,7 +64,7 @@ pub async fn reask(job: &Job, note: Option<String>) -> Option<Completed> {
         max_retries: 0,
         ..job.validate.clone()
     };
-    let outcome = attempts::complete(
+    let outcome = retry_loop::complete(
         &job.ctx,
         job.route,
         body,
@@ -97,7 +99,7 @@ pub async fn reask(job: &Job, note: Option<String>) -> Option<Completed> {
 }
 
 /// The text of a cut-off `{"response":"…` envelope, as far as it got.
-pub(super) fn answer_so_far(raw: &str, set: &ToolSet) -> Option<String> {
+pub(crate) fn answer_so_far(raw: &str, set: &ToolSet) -> Option<String> {
     let mut extractor = StreamExtractor::new(set, false);
     let text: String = extractor
         .feed(raw)
@@ -112,7 +114,7 @@ pub(super) fn answer_so_far(raw: &str, set: &ToolSet) -> Option<String> {
 }
 
 /// The one-line note of a re-ask.
-pub(super) fn note(repeats: &[ToolCall]) -> String {
+pub(crate) fn note(repeats: &[ToolCall]) -> String {
     let mut names: Vec<&str> = Vec::new();
     for call in repeats {
         if !names.contains(&call.name.as_str()) {
@@ -126,7 +128,7 @@ pub(super) fn note(repeats: &[ToolCall]) -> String {
 /// Append `note` to the leading system message, where augur's instruction
 /// is, or add one. In the last user message, Gemma 3 270M copied it as its
 /// answer in 6 of 15 answered calls; from the system message, in none.
-pub(super) fn add_note(body: &mut Map<String, Value>, note: &str) {
+pub(crate) fn add_note(body: &mut Map<String, Value>, note: &str) {
     let Some(Value::Array(messages)) = body.get_mut("messages") else {
         return;
     };

@@ -34,30 +34,23 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::{
-    error::ProxyError,
     tools::{self, Grounding, ToolCall, ToolSet},
     validate::Violation,
 };
 
-use super::{
-    attempts::{Completed, Expect},
-    flows::Job,
-    reask,
-};
-
 /// Repair reported when ungrounded calls were dropped.
-pub const DROPPED_UNGROUNDED: &str = "dropped_ungrounded";
+pub(crate) const DROPPED_UNGROUNDED: &str = "dropped_ungrounded";
 /// Repair reported when a repeated call was withheld.
-pub const LOOP: &str = "loop";
+pub(crate) const LOOP: &str = "loop";
 /// Repair reported when calls nobody asked for were replaced by an answer.
-pub const UNRELATED: &str = "unrelated";
+pub(crate) const UNRELATED: &str = "unrelated";
 /// Most calls of one streamed answer remembered for the grounding rule.
 const MAX_SEEN: usize = 64;
 
 /// What one request's calls are screened against; see the module docs.
 /// The conversation is only searched when a call needs it.
 #[derive(Debug, Default)]
-pub struct CallScreen {
+pub(crate) struct CallScreen {
     drop_ungrounded: bool,
     loop_breaker: bool,
     /// The latest user message, while `tools.answer_unrelated` is on and
@@ -75,7 +68,7 @@ pub struct CallScreen {
 
 /// Calls after screening.
 #[derive(Debug, Default, PartialEq)]
-pub struct Screened {
+pub(crate) struct Screened {
     /// The calls to return.
     pub calls: Vec<ToolCall>,
     /// Ungrounded continuations dropped.
@@ -88,7 +81,11 @@ impl CallScreen {
     /// The screen for a request with the client's chat `messages`.
     /// `reask_format` (the answer branch alone, see
     /// [`crate::tools::build_format`]) turns the loop breaker on.
-    pub fn new(messages: Vec<Value>, drop_ungrounded: bool, reask_format: Option<Value>) -> Self {
+    pub(crate) fn new(
+        messages: Vec<Value>,
+        drop_ungrounded: bool,
+        reask_format: Option<Value>,
+    ) -> Self {
         CallScreen {
             drop_ungrounded,
             loop_breaker: reask_format.is_some(),
@@ -103,7 +100,11 @@ impl CallScreen {
     /// Turn on `tools.answer_unrelated` for calls judged against
     /// `question`, re-asking with `reask_format` (the answer branch alone;
     /// `None` when the choice allows no answer, which leaves it off).
-    pub fn answering_unrelated(mut self, question: &str, reask_format: Option<Value>) -> Self {
+    pub(crate) fn answering_unrelated(
+        mut self,
+        question: &str,
+        reask_format: Option<Value>,
+    ) -> Self {
         if let Some(format) = reask_format {
             self.question = Some(question.to_string());
             self.reask_format.get_or_insert(format);
@@ -112,7 +113,7 @@ impl CallScreen {
     }
 
     /// The `format` of a re-ask, if anything re-asks.
-    pub fn reask_format(&self) -> Option<&Value> {
+    pub(crate) fn reask_format(&self) -> Option<&Value> {
         self.reask_format.as_ref()
     }
 
@@ -131,7 +132,7 @@ impl CallScreen {
 
     /// Placeholders in `call`'s arguments, as violations (pointers into the
     /// arguments).
-    pub fn violations(&self, set: &ToolSet, call: &ToolCall) -> Vec<Violation> {
+    pub(crate) fn violations(&self, set: &ToolSet, call: &ToolCall) -> Vec<Violation> {
         let mentioned = |s: &str| self.grounding().mentions(s);
         tools::placeholder_violations(call, set, &mentioned)
             .into_iter()
@@ -140,13 +141,13 @@ impl CallScreen {
     }
 
     /// Whether `call` repeats a call the conversation already answered.
-    pub fn is_repeat(&self, call: &ToolCall) -> bool {
+    pub(crate) fn is_repeat(&self, call: &ToolCall) -> bool {
         tools::repeats_answered(call, self.answered())
     }
 
     /// Whether `call` is to a tool that shares no word with the question,
     /// with every value invented (see the module docs).
-    pub fn is_unrelated(&self, set: &ToolSet, call: &ToolCall) -> bool {
+    pub(crate) fn is_unrelated(&self, set: &ToolSet, call: &ToolCall) -> bool {
         let (Some(question), Some(tool)) = (&self.question, set.get(&call.name)) else {
             return false;
         };
@@ -165,7 +166,7 @@ impl CallScreen {
 
     /// One answer's calls screened: ungrounded continuations dropped, then
     /// repeats of answered calls set aside.
-    pub fn screen(&self, set: &ToolSet, calls: Vec<ToolCall>) -> Screened {
+    pub(crate) fn screen(&self, set: &ToolSet, calls: Vec<ToolCall>) -> Screened {
         let mut out = Screened::default();
         // The calls a later one is compared with: those not dropped.
         let mut earlier: Vec<ToolCall> = Vec::new();
@@ -186,7 +187,7 @@ impl CallScreen {
 }
 
 /// Count and log what screening dropped.
-fn note_dropped(ungrounded: usize, repeats: usize) {
+pub(crate) fn note_dropped(ungrounded: usize, repeats: usize) {
     if ungrounded > 0 {
         metrics::counter!("augur_tool_calls_dropped_total", "reason" => "ungrounded")
             .increment(ungrounded as u64);
@@ -200,75 +201,9 @@ fn note_dropped(ungrounded: usize, repeats: usize) {
     }
 }
 
-/// Screen a whole, valid answer's calls; re-ask for an answer when only
-/// repeats of answered calls, or only calls nobody asked for, are left.
-pub async fn after_complete(job: &Job, mut completed: Completed) -> Result<Completed, ProxyError> {
-    let Expect::Tools { set, screen, .. } = &job.expect else {
-        return Ok(completed);
-    };
-    if completed.invalid || completed.interp.calls.is_empty() {
-        return Ok(completed);
-    }
-    // Judging calls against the conversation (indexing it, searching it)
-    // is CPU work on a large one: off the event loop.
-    let calls = std::mem::take(&mut completed.interp.calls);
-    let (screen, set) = (screen.clone(), set.clone());
-    let (screened, unrelated) = super::offload::cpu(move || {
-        let screened = screen.screen(&set, calls);
-        let unrelated = !screened.calls.is_empty()
-            && screened.calls.iter().all(|c| screen.is_unrelated(&set, c));
-        (screened, unrelated)
-    })
-    .await?;
-    let dropped = if screened.ungrounded > 0 {
-        vec![DROPPED_UNGROUNDED.to_string()]
-    } else {
-        Vec::new()
-    };
-    completed.interp.repairs.extend(dropped.iter().cloned());
-    let repeats_only = !screened.repeats.is_empty() && screened.calls.is_empty();
-    if !unrelated && !repeats_only {
-        note_dropped(screened.ungrounded, screened.repeats.len());
-        if !screened.repeats.is_empty() {
-            completed.interp.repairs.push(LOOP.to_string());
-        }
-        completed.interp.calls = screened.calls;
-        return Ok(completed);
-    }
-    match reask::reask(job, reask::note_for(&screened.repeats)).await {
-        Some(mut answer) => {
-            note_dropped(screened.ungrounded, screened.repeats.len());
-            answer.attempts += completed.attempts;
-            answer.interp.repairs.extend(dropped);
-            if !screened.repeats.is_empty() {
-                answer.interp.repairs.push(LOOP.to_string());
-            }
-            if unrelated {
-                metrics::counter!("augur_tool_calls_dropped_total", "reason" => "unrelated")
-                    .increment(screened.calls.len() as u64);
-                answer.interp.repairs.push(UNRELATED.to_string());
-            }
-            Ok(answer)
-        }
-        None if unrelated => {
-            note_dropped(screened.ungrounded, screened.repeats.len());
-            if !screened.repeats.is_empty() {
-                completed.interp.repairs.push(LOOP.to_string());
-            }
-            completed.interp.calls = screened.calls;
-            Ok(completed)
-        }
-        None => {
-            note_dropped(screened.ungrounded, 0);
-            completed.interp.calls = screened.repeats;
-            Ok(completed)
-        }
-    }
-}
-
 /// What to do with one streamed call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admit {
+pub(crate) enum Admit {
     /// Send it now.
     Send,
     /// Drop it (an ungrounded continuation).
@@ -279,7 +214,7 @@ pub enum Admit {
 
 /// The screen applied call by call as a stream produces them.
 #[derive(Debug, Default)]
-pub struct StreamScreen {
+pub(crate) struct StreamScreen {
     /// The calls so far that were not dropped (later calls are compared
     /// with them).
     seen: Vec<ToolCall>,
@@ -292,7 +227,7 @@ pub struct StreamScreen {
 
 impl StreamScreen {
     /// Decide about the next call of the answer.
-    pub fn admit(&mut self, screen: &CallScreen, set: &ToolSet, call: &ToolCall) -> Admit {
+    pub(crate) fn admit(&mut self, screen: &CallScreen, set: &ToolSet, call: &ToolCall) -> Admit {
         if screen.ungrounded(set, call, &self.seen) {
             self.ungrounded += 1;
             note_dropped(1, 0);
@@ -315,35 +250,40 @@ impl StreamScreen {
     }
 
     /// Whether [`Self::admit`] would hold `call` as one nobody asked for.
-    pub fn holds_unrelated(&self, screen: &CallScreen, set: &ToolSet, call: &ToolCall) -> bool {
+    pub(crate) fn holds_unrelated(
+        &self,
+        screen: &CallScreen,
+        set: &ToolSet,
+        call: &ToolCall,
+    ) -> bool {
         self.sent == 0 && screen.is_unrelated(set, call)
     }
 
     /// Whether repeats, or calls nobody asked for, are held.
-    pub fn holding(&self) -> bool {
+    pub(crate) fn holding(&self) -> bool {
         !self.held.is_empty() || !self.unrelated.is_empty()
     }
 
     /// The held repeats, handed over once.
-    pub fn take_held(&mut self) -> Vec<ToolCall> {
+    pub(crate) fn take_held(&mut self) -> Vec<ToolCall> {
         std::mem::take(&mut self.held)
     }
 
     /// The held calls nobody asked for, handed over once: to send before
     /// a related call (they are part of a real answer after all), or at
     /// the end when no answer replaced them.
-    pub fn take_unrelated(&mut self) -> Vec<ToolCall> {
+    pub(crate) fn take_unrelated(&mut self) -> Vec<ToolCall> {
         std::mem::take(&mut self.unrelated)
     }
 
     /// How many repeats are held.
-    pub fn withheld(&self) -> usize {
+    pub(crate) fn withheld(&self) -> usize {
         self.held.len()
     }
 
     /// The repairs to report at the end of a stream, counting the
     /// `withheld` repeats left out of the answer.
-    pub fn repairs(&self, withheld: usize) -> Vec<&'static str> {
+    pub(crate) fn repairs(&self, withheld: usize) -> Vec<&'static str> {
         let mut out = Vec::new();
         if self.ungrounded > 0 {
             out.push(DROPPED_UNGROUNDED);
@@ -357,7 +297,7 @@ impl StreamScreen {
 
     /// [`StreamScreen::repairs`] for an answer that replaced held calls:
     /// `repeats` repeats and `unrelated` calls nobody asked for.
-    pub fn repairs_answered(&self, repeats: usize, unrelated: usize) -> Vec<&'static str> {
+    pub(crate) fn repairs_answered(&self, repeats: usize, unrelated: usize) -> Vec<&'static str> {
         let mut out = self.repairs(repeats);
         if unrelated > 0 {
             metrics::counter!("augur_tool_calls_dropped_total", "reason" => "unrelated")
@@ -369,5 +309,5 @@ impl StreamScreen {
 }
 
 #[cfg(test)]
-#[path = "call_screen_tests.rs"]
+#[path = "screen_tests.rs"]
 mod tests;

@@ -8,114 +8,26 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::{
-    error::{ProxyError, UpstreamKind},
-    policy::ValidatePolicy,
-    tools::{ToolCall, ToolSet},
-    validate::{Validators, Violation},
+use crate::{error::ProxyError, policy::ValidatePolicy, validate::Validators};
+
+use super::{
+    super::{
+        call::{CallCtx, Lines},
+        checks,
+        job::{Completed, Expect, Interp, Job, Seed, answer_text, cut_short, is_schema_rejection},
+        offload,
+        plan::Route,
+        retry::{self, Retry},
+    },
+    interpret::interpret,
+    plain, text_mode,
 };
-
-use super::{call::CallCtx, checks, plan::Route, retry::Retry};
-
-pub use super::interpret::interpret;
-
-/// What the model's text is expected to be.
-#[derive(Clone)]
-pub enum Expect {
-    /// Any JSON object (`format: "json"`).
-    Json,
-    /// JSON valid against the client's original schema.
-    Schema(Value),
-    /// The tool envelope: calls to declared tools, or an answer; with
-    /// `think`, as the answer of the emulated-thinking object. `screen`
-    /// judges the calls against the conversation. With `text`, calls
-    /// written as text instead ([`super::text_mode`]).
-    Tools {
-        set: ToolSet,
-        answer_schema: Option<Value>,
-        json_answer: bool,
-        think: bool,
-        screen: std::sync::Arc<super::call_screen::CallScreen>,
-        text: Option<super::text_mode::TextMode>,
-    },
-    /// `{"reasoning": "...", "answer": ...}` for emulated thinking.
-    Think {
-        answer_schema: Option<Value>,
-        json_answer: bool,
-    },
-    /// No constraint (nothing to validate).
-    Text,
-}
-
-/// One interpreted answer.
-#[derive(Debug, Clone, Default)]
-pub struct Interp {
-    pub content: String,
-    pub thinking: Option<String>,
-    pub calls: Vec<ToolCall>,
-    pub violations: Vec<Violation>,
-    pub repairs: Vec<String>,
-    /// Some of the answer could not be checked against the client's schema
-    /// (reported, never taken as valid).
-    pub unchecked: bool,
-    /// Text mode: the answer could not be read as calls the request
-    /// allows, so a grammar-mode attempt may follow.
-    pub unparsed: bool,
-}
-
-/// The final result of the attempts.
-pub struct Completed {
-    /// The last upstream response object (metrics, done_reason, …).
-    pub response: Value,
-    pub interp: Interp,
-    pub attempts: u32,
-    /// Still invalid after the last attempt.
-    pub invalid: bool,
-}
-
-/// The text a route's answer carries.
-pub fn answer_text(route: Route, response: &Value) -> String {
-    let v = match route {
-        Route::Chat => response.pointer("/message/content"),
-        Route::Generate => response.get("response"),
-    };
-    v.and_then(Value::as_str).unwrap_or_default().to_string()
-}
-
-/// Whether the upstream's grammar converter rejected the schema.
-pub fn is_schema_rejection(e: &ProxyError) -> bool {
-    matches!(
-        e,
-        ProxyError::Upstream {
-            kind: UpstreamKind::SchemaRejected,
-            ..
-        }
-    )
-}
-
-/// A streamed attempt that failed before anything of it was sent: the
-/// whole-answer path goes on from it instead of asking the same again.
-pub struct Seed {
-    /// The model's text.
-    pub text: String,
-    /// The token limit cut it.
-    pub truncated: bool,
-}
-
-/// Whether an answer ended before the model finished it: cut by the token
-/// limit (`done_reason: "length"`), or ended without a done chunk, as
-/// Ollama ends an answer once the model repeats one token too often (a
-/// whole body then says `"done": false`).
-pub fn cut_short(response: &Value) -> bool {
-    response.get("done_reason").and_then(Value::as_str) == Some("length")
-        || response.get("done").and_then(Value::as_bool) != Some(true)
-}
 
 /// Run `body` against the upstream until the answer is valid or the
 /// attempts allowed by `vp` are spent (`seed`, if any, was the first). A
 /// plain answer the token limit cut is answered as it is (`done_reason:
-/// "length"`); anything else unusable is retried as [`super::retry`] plans.
-pub async fn complete(
+/// "length"`); anything else unusable is retried as [`retry`] plans.
+pub(crate) async fn complete(
     ctx: &CallCtx,
     route: Route,
     mut body: Map<String, Value>,
@@ -218,7 +130,7 @@ pub async fn complete(
 /// A streamed answer read to its end (`response`: its done chunk;
 /// `text`: the model's text), taken as the one attempt [`complete`] makes
 /// when no retry is allowed.
-pub fn streamed(
+pub(crate) fn streamed(
     response: Value,
     text: &str,
     expect: &Expect,
@@ -228,7 +140,7 @@ pub fn streamed(
     let mut interp = interpret(text, expect, validators, vp.repair);
     if cut_short(&response)
         && !interp.violations.is_empty()
-        && let Some(plain) = super::retry::plain::recover(text, expect, validators)
+        && let Some(plain) = plain::recover(text, expect, validators)
     {
         interp = plain;
     }
@@ -250,7 +162,7 @@ struct Read {
     text: String,
     interp: Interp,
     /// The answer was cut short and failed, and is taken as a plain answer
-    /// cut by the token limit ([`super::retry::plain::recover`]).
+    /// cut by the token limit ([`plain::recover`]).
     plain: bool,
 }
 
@@ -258,7 +170,7 @@ struct Read {
 /// short and fails, recover it as a plain answer cut by the token limit if
 /// it is one. This is the CPU-heavy reading of a whole answer (schema
 /// validation and repair, calls written as text, the calls' screening), so
-/// it runs off the event loop ([`super::offload`]).
+/// it runs off the event loop ([`offload`]).
 async fn read_answer(
     text: String,
     expect: &Arc<Expect>,
@@ -267,12 +179,12 @@ async fn read_answer(
     cut: bool,
 ) -> Result<Read, ProxyError> {
     let (expect, validators) = (expect.clone(), validators.clone());
-    super::offload::cpu(move || {
+    offload::cpu(move || {
         let mut interp = interpret(&text, &expect, &validators, repair);
         let mut plain = false;
         if cut
             && !interp.violations.is_empty()
-            && let Some(recovered) = super::retry::plain::recover(&text, &expect, &validators)
+            && let Some(recovered) = plain::recover(&text, &expect, &validators)
         {
             interp = recovered;
             plain = true;
@@ -297,7 +209,7 @@ struct Failed<'a> {
 /// Plan the attempt after `failed`: in text mode, an answer that could
 /// not be read is asked again once in grammar mode (the retry then starts
 /// from the grammar-mode body); anything else is retried as
-/// [`super::retry`] plans.
+/// [`retry`] plans.
 fn plan_next(
     retry: &mut Retry,
     grammar: &mut Option<Arc<Expect>>,
@@ -305,8 +217,8 @@ fn plan_next(
     route: Route,
     failed: Failed<'_>,
 ) {
-    let fallback = super::text_mode::grammar_fallback(expect)
-        .filter(|_| failed.interp.unparsed && grammar.is_none());
+    let fallback =
+        text_mode::grammar_fallback(expect).filter(|_| failed.interp.unparsed && grammar.is_none());
     let cause = match fallback {
         Some((mut body, switched)) => {
             tracing::info!(
@@ -316,7 +228,7 @@ fn plan_next(
             body.insert("stream".into(), Value::Bool(false));
             *retry = Retry::new(route, body);
             *grammar = Some(Arc::new(switched));
-            super::retry::Cause::Grammar
+            retry::Cause::Grammar
         }
         None => retry.after(failed.text, &failed.interp.violations, failed.truncated),
     };
@@ -338,7 +250,7 @@ async fn learn_context(ctx: &CallCtx, retry: &Retry) -> u64 {
             None
         }
     };
-    super::retry::fit::context_of(shown.as_ref(), retry.options())
+    retry::fit::context_of(shown.as_ref(), retry.options())
 }
 
 /// Degrade steps: two simpler schemas (see [`crate::schema::degrade`]),
@@ -348,7 +260,7 @@ const MAX_DEGRADES: u32 = 3;
 /// After `e`, replace `body`'s schema with a simpler one when the policy
 /// allows it, the upstream rejected the schema and a schema was sent;
 /// true = send `body` again.
-pub fn degrade_after(
+pub(crate) fn degrade_after(
     e: &ProxyError,
     vp: &ValidatePolicy,
     body: &mut Map<String, Value>,
@@ -372,4 +284,27 @@ fn degrade_format(body: &mut Map<String, Value>) {
         _ => json!("json"),
     };
     body.insert("format".into(), next);
+}
+
+impl Job {
+    /// The upstream's stream of this request's answer, opened on its own
+    /// route (see [`Job::open_stream`] for the fallback models). A rejected
+    /// schema is known before any byte is streamed: it is degraded and
+    /// asked again.
+    pub(crate) async fn open_lines(&self) -> Result<Lines, ProxyError> {
+        let mut body = self.body.clone();
+        body.insert("stream".into(), Value::Bool(true));
+        let mut degrades = 0;
+        loop {
+            match self
+                .ctx
+                .lines(self.route.path(), &Value::Object(body.clone()))
+                .await
+            {
+                Ok(lines) => return Ok(lines),
+                Err(e) if degrade_after(&e, &self.validate, &mut body, &mut degrades) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }

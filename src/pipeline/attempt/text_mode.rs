@@ -5,7 +5,7 @@
 //! mode. An answer that cannot be read as calls the request allows (a
 //! block that is no call, no call where one is required, another tool
 //! than the named one) is asked again once in grammar mode, whose body
-//! [`prepare`](super::prepare) builds beside the text-mode one.
+//! [`prepare`](crate::pipeline::prepare) builds beside the text-mode one.
 //!
 //! Text mode applies to requests whose answer is text: with a client
 //! `format` or emulated thinking the answer is JSON, and grammar mode is
@@ -21,24 +21,14 @@ use crate::{
     validate::Violation,
 };
 
-use super::{
-    attempts::{Expect, Interp},
-    call_screen::CallScreen,
-    interpret::check_calls,
+use super::super::{
+    checks::check_calls,
+    job::{Expect, Interp, TextMode},
+    screen::CallScreen,
 };
 
-/// What text mode needs beside the tools.
-#[derive(Debug, Clone)]
-pub struct TextMode {
-    /// The tool choice, which no grammar enforces here.
-    pub choice: ToolChoice,
-    /// The request as grammar mode sends it, for an answer that cannot be
-    /// read.
-    pub grammar: Map<String, Value>,
-}
-
 /// Interpret a text-mode answer.
-pub fn interpret(
+pub(crate) fn interpret(
     text: &str,
     set: &ToolSet,
     screen: &CallScreen,
@@ -77,7 +67,7 @@ pub fn interpret(
 }
 
 /// The grammar-mode request and expectation for a text-mode `expect`.
-pub fn grammar_fallback(expect: &Expect) -> Option<(Map<String, Value>, Expect)> {
+pub(crate) fn grammar_fallback(expect: &Expect) -> Option<(Map<String, Value>, Expect)> {
     let Expect::Tools {
         set,
         answer_schema,
@@ -108,7 +98,7 @@ pub fn grammar_fallback(expect: &Expect) -> Option<(Map<String, Value>, Expect)>
 /// which was sent yet goes the whole-answer way (and its grammar-mode
 /// attempt).
 #[derive(Debug)]
-pub struct TextExtractor {
+pub(crate) struct TextExtractor {
     stream: TextStream,
     choice: ToolChoice,
     calls: usize,
@@ -116,7 +106,7 @@ pub struct TextExtractor {
 }
 
 impl TextExtractor {
-    pub fn new(set: &ToolSet, choice: &ToolChoice) -> TextExtractor {
+    pub(crate) fn new(set: &ToolSet, choice: &ToolChoice) -> TextExtractor {
         TextExtractor {
             stream: TextStream::new(set),
             choice: choice.clone(),
@@ -125,12 +115,12 @@ impl TextExtractor {
         }
     }
 
-    pub fn feed(&mut self, text: &str) -> Vec<StreamEvent> {
+    pub(crate) fn feed(&mut self, text: &str) -> Vec<StreamEvent> {
         let events = self.stream.feed(text);
         self.convert(events)
     }
 
-    pub fn finish(mut self) -> Result<Vec<StreamEvent>, ParseError> {
+    pub(crate) fn finish(mut self) -> Result<Vec<StreamEvent>, ParseError> {
         let events = self.stream.finish();
         let out = self.convert(events);
         if self.calls == 0 && !self.choice.allows_answer() && self.failed.is_none() {
@@ -173,28 +163,28 @@ impl TextExtractor {
 
 /// The emulation stream's reader: the envelope JSON, or calls as text.
 #[derive(Debug)]
-pub enum Extractor {
+pub(crate) enum Extractor {
     Envelope(crate::tools::StreamExtractor),
     Text(TextExtractor),
 }
 
 impl Extractor {
     /// The reader for `expect`'s answers (`structured`: the answer is JSON).
-    pub fn new(set: &ToolSet, structured: bool, text: Option<&TextMode>) -> Extractor {
+    pub(crate) fn new(set: &ToolSet, structured: bool, text: Option<&TextMode>) -> Extractor {
         match text {
             Some(mode) => Extractor::Text(TextExtractor::new(set, &mode.choice)),
             None => Extractor::Envelope(crate::tools::StreamExtractor::new(set, structured)),
         }
     }
 
-    pub fn feed(&mut self, text: &str) -> Vec<StreamEvent> {
+    pub(crate) fn feed(&mut self, text: &str) -> Vec<StreamEvent> {
         match self {
             Extractor::Envelope(x) => x.feed(text),
             Extractor::Text(x) => x.feed(text),
         }
     }
 
-    pub fn finish(self) -> Result<Vec<StreamEvent>, ParseError> {
+    pub(crate) fn finish(self) -> Result<Vec<StreamEvent>, ParseError> {
         match self {
             Extractor::Envelope(x) => x.finish(),
             Extractor::Text(x) => x.finish(),

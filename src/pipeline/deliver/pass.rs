@@ -9,16 +9,16 @@ use serde_json::{Value, json};
 
 use crate::error::ProxyError;
 
-use super::{
-    attempts::{self, Expect},
+use super::super::{
+    attempt::interpret::interpret,
     checks,
-    flows::Job,
+    job::{Expect, Job, answer_text},
     output::{self, Output, Report},
 };
 
 /// Stream as the upstream produces; validate the whole at the end and
 /// report it in the done chunk (`augur_validation`, `augur_violations`).
-pub async fn run(job: Job) -> Result<Output, ProxyError> {
+pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
     let (job, mut lines) = job.open_stream(Job::open_lines).await?;
     let headers = Report {
         fallback: job.answered.clone(),
@@ -38,7 +38,7 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
                 }
             };
             let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
-            let piece = attempts::answer_text(job.route, &chunk);
+            let piece = answer_text(job.route, &chunk);
             if text.len() + piece.len() <= limit {
                 text.push_str(&piece);
             } else {
@@ -52,7 +52,7 @@ pub async fn run(job: Job) -> Result<Output, ProxyError> {
                 let verdict = if overflow {
                     json!("unchecked")
                 } else {
-                    let interp = attempts::interpret(&text, &job.expect, &job.validators, false);
+                    let interp = interpret(&text, &job.expect, &job.validators, false);
                     if interp.violations.is_empty() && interp.unchecked {
                         json!("unchecked")
                     } else if interp.violations.is_empty() {

@@ -1,4 +1,4 @@
-//! [`super::rescue`], streamed: the upstream's chunks go on as they come,
+//! [`super`] (the rescue path), streamed: the upstream's chunks go on as they come,
 //! each carrying its own fields (thinking, counts), and only content that
 //! may be the start of a call is held back until it is decided. A block
 //! of calls to declared tools goes out as tool-call chunks (one call a
@@ -8,7 +8,7 @@
 //! Once the model sends calls of its own, its parser works: what was held
 //! goes out, and the rest passes through with each of its calls checked
 //! against its tool (repaired, held while invalid, retried whole) and a
-//! lost answer asked once more: [`super::native_stream`].
+//! lost answer asked once more: [`super::gate`].
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -21,21 +21,23 @@ use crate::{
         self, ToolCall, ToolSet,
         text::{TextEvent, TextStream},
     },
-    wire::created_at_now,
 };
 
 use super::{
-    call::Lines,
-    flows::{self, Job},
-    native::{self, Checks},
-    native_stream::{self, Admit, Gate},
-    output::{self, Item, Output},
-    plan::Route,
-    rescue::{TEXT_TOOL_CALL, admit, has_calls},
+    super::{
+        call::Lines,
+        chunk::{call_chunk, delta_chunk},
+        job::Job,
+        output::{self, Item, Output},
+        plan::Route,
+    },
+    gate::{self, Admit, Gate},
+    markup::{TEXT_TOOL_CALL, admit, has_calls},
+    settle::{self, Checks},
 };
 
 /// Start the stream, native calls checked as `checks` says.
-pub async fn run(
+pub(crate) async fn run(
     job: Job,
     (set, checks): (ToolSet, Checks),
     raw: Option<Bytes>,
@@ -134,7 +136,7 @@ impl Pump {
         }
         if self.gate.holding() {
             let (held, verdict) = self.gate.take_held();
-            native_stream::fail(&self.job, &self.set, verdict.as_ref())?;
+            gate::fail(&self.job, &self.set, verdict.as_ref())?;
             for chunk in held {
                 if !self.send(chunk).await {
                     break;
@@ -185,15 +187,15 @@ impl Pump {
     async fn settle_held(&mut self, done: Value) -> Result<bool, ProxyError> {
         let (held, verdict) = self.gate.take_held();
         if !self.committed && self.job.validate.max_retries > 0 {
-            let whole = native_stream::whole(&held, &done);
+            let whole = gate::whole(&held, &done);
             let checks = Checks {
                 validate: true,
                 recover: false,
             };
-            let settled = native::settle(&self.job, &self.set, checks, whole).await?;
+            let settled = settle::settle(&self.job, &self.set, checks, whole).await?;
             return Ok(self.send_settled(settled, &done).await);
         }
-        native_stream::fail(&self.job, &self.set, verdict.as_ref())?;
+        gate::fail(&self.job, &self.set, verdict.as_ref())?;
         for chunk in held {
             if !self.send(chunk).await {
                 return Ok(false);
@@ -207,12 +209,12 @@ impl Pump {
     /// lost answer asked once more, when nothing went out.
     async fn finish_text(&mut self, chunk: Value) -> Result<(), ProxyError> {
         let answer = with_content(chunk.clone(), "");
-        if self.gate.recover && !self.committed && native::is_lost(&answer) {
+        if self.gate.recover && !self.committed && settle::is_lost(&answer) {
             let checks = Checks {
                 validate: self.gate.validate,
                 recover: true,
             };
-            let settled = native::settle(&self.job, &self.set, checks, answer).await?;
+            let settled = settle::settle(&self.job, &self.set, checks, answer).await?;
             if !settled.report.repaired.is_empty() || settled.report.invalid {
                 self.send_settled(settled, &chunk).await;
                 return Ok(());
@@ -225,10 +227,10 @@ impl Pump {
 
     /// A settled whole answer streamed: its content, its calls, its done
     /// chunk with what was repaired.
-    async fn send_settled(&mut self, settled: native::Settled, done: &Value) -> bool {
+    async fn send_settled(&mut self, settled: settle::Settled, done: &Value) -> bool {
         let model = done.get("model").cloned().unwrap_or(Value::Null);
         self.repairs.extend(settled.report.repaired);
-        let mut chunks = native_stream::chunks_of(&settled.response, &model);
+        let mut chunks = gate::chunks_of(&settled.response, &model);
         let last = chunks
             .pop()
             .map(|c| self.reported(c, settled.report.invalid));
@@ -295,17 +297,12 @@ impl Pump {
     async fn send_outs(&mut self, model: &Value, outs: Vec<Out>) -> bool {
         for out in outs {
             let chunk = match out {
-                Out::Text(t) => flows::delta_chunk(Route::Chat, model, &t, None),
+                Out::Text(t) => delta_chunk(Route::Chat, model, &t, None),
                 Out::Call(call) => {
                     let calls =
                         tools::ollama_tool_calls(std::slice::from_ref(&call), self.sent_calls);
                     self.sent_calls += 1;
-                    json!({
-                        "model": model,
-                        "created_at": created_at_now(),
-                        "message": {"role": "assistant", "content": "", "tool_calls": calls},
-                        "done": false,
-                    })
+                    call_chunk(model, calls)
                 }
             };
             if !self.send(chunk).await {

@@ -11,11 +11,14 @@ use crate::{
     tools::{self, ModelOutput, ToolChoice, ToolSet},
 };
 
-use super::flows::Job;
+use super::super::{
+    checks,
+    job::{Job, answer_text},
+};
 
 /// The answer of the retry, in the native shape; `None` when the
 /// emulated answer could not be read.
-pub async fn recover(
+pub(crate) async fn recover(
     job: &Job,
     set: &ToolSet,
     body: &Map<String, Value>,
@@ -32,7 +35,7 @@ pub async fn recover(
         .ctx
         .json(job.route.path(), &Value::Object(emulated))
         .await?;
-    let text = super::attempts::answer_text(job.route, &response);
+    let text = answer_text(job.route, &response);
     let output = match tools::parse_output(&text, set) {
         Ok(output) => output,
         Err(e) => {
@@ -45,6 +48,9 @@ pub async fn recover(
     };
     match output {
         ModelOutput::Calls(calls) => {
+            // A model that repeats a call until the token limit: each
+            // call once, as the emulated path answers.
+            let calls = checks::dedupe(calls);
             message.insert("content".into(), Value::String(String::new()));
             message.insert("tool_calls".into(), tools::ollama_tool_calls(&calls, 0));
         }

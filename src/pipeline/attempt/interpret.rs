@@ -6,17 +6,26 @@
 use serde_json::{Value, json};
 
 use crate::{
-    tools::{ModelOutput, ToolCall, ToolSet},
+    tools::{ModelOutput, ToolSet},
     validate::{Validators, Violation},
 };
 
 use super::{
-    attempts::{Expect, Interp},
-    checks,
+    super::{
+        checks::{self, check_calls},
+        job::{Expect, Interp},
+        screen::CallScreen,
+    },
+    text_mode,
 };
 
 /// Interpret a model's text under `expect`.
-pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: bool) -> Interp {
+pub(crate) fn interpret(
+    text: &str,
+    expect: &Expect,
+    validators: &Validators,
+    repair: bool,
+) -> Interp {
     match expect {
         Expect::Text => Interp {
             content: text.to_string(),
@@ -45,7 +54,7 @@ pub fn interpret(text: &str, expect: &Expect, validators: &Validators, repair: b
             screen,
             text: Some(mode),
             ..
-        } => super::text_mode::interpret(text, set, screen, mode, repair),
+        } => text_mode::interpret(text, set, screen, mode, repair),
         Expect::Tools {
             set,
             answer_schema,
@@ -117,7 +126,7 @@ fn split_thinking(text: &str, repair: bool, validators: &Validators) -> Option<(
 fn interpret_tools(
     text: &str,
     set: &ToolSet,
-    screen: &super::call_screen::CallScreen,
+    screen: &CallScreen,
     answer_schema: Option<&Value>,
     json_answer: bool,
     validators: &Validators,
@@ -159,44 +168,4 @@ fn interpret_tools(
         }
     }
     interp
-}
-
-/// Check (and repair) each call, exact repeats dropped; violations are
-/// prefixed with the tool's name. When every call is one nobody asked for
-/// (see [`super::call_screen::CallScreen::is_unrelated`]), their
-/// placeholders are not violations: the screen withholds those calls and
-/// asks for an answer, which a retry to fill them in would only delay.
-pub(super) fn check_calls(
-    interp: &mut Interp,
-    calls: Vec<ToolCall>,
-    set: &ToolSet,
-    screen: &super::call_screen::CallScreen,
-    repair: bool,
-) {
-    let calls = checks::dedupe(calls);
-    let withheld = !calls.is_empty() && calls.iter().all(|c| screen.is_unrelated(set, c));
-    for mut call in calls {
-        interp.unchecked |= set.get(&call.name).is_some_and(|t| !t.exact());
-        let mut violations = checks::check_call(set, &call);
-        if !violations.is_empty() && repair {
-            let mut candidate = call.clone();
-            let repaired = checks::repair_call(set, &mut candidate);
-            let after = checks::check_call(set, &candidate);
-            if after.len() < violations.len() {
-                interp.repairs.extend(repaired);
-                violations = after;
-                call = candidate;
-            }
-        }
-        if !withheld {
-            violations.extend(screen.violations(set, &call));
-        }
-        for v in violations {
-            interp.violations.push(Violation {
-                pointer: format!("{}{}", call.name, v.pointer),
-                message: v.message,
-            });
-        }
-        interp.calls.push(call);
-    }
 }

@@ -34,29 +34,30 @@
 //! requested model's error when every fallback fails. The fallback
 //! model's own error never reaches the client.
 
-mod chain;
-
 use std::sync::Arc;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-pub use chain::{Answered, Chain, Reason, Seat, Tried};
-
 use super::{
-    attempts::{self, Completed, Expect, Seed},
-    call::{CallCtx, Lines},
-    flows::Job,
-    output::{Item, Report},
+    super::{
+        call::{CallCtx, Lines},
+        job::{
+            Answered, Chain, Completed, Expect, Job, Reason, Seed, Tried, answer_text,
+            chain::FAILED,
+        },
+        output::{Item, Report},
+    },
+    retry_loop, screen_calls,
 };
 use crate::{error::ProxyError, limits::LimitError, upstream::Target};
 
 impl Job {
     /// Attempts of this job's model (retries, repairs, the loop breaker),
     /// not yet finalized.
-    pub(super) async fn attempt(&self, seed: Option<Seed>) -> Result<Completed, ProxyError> {
-        let completed = attempts::complete(
+    pub(crate) async fn attempt(&self, seed: Option<Seed>) -> Result<Completed, ProxyError> {
+        let completed = retry_loop::complete(
             &self.ctx,
             self.route,
             self.body.clone(),
@@ -66,13 +67,13 @@ impl Job {
             seed,
         )
         .await?;
-        super::call_screen::after_complete(self, completed).await
+        screen_calls::after_complete(self, completed).await
     }
 
     /// `outcome` of this job, or, when the chain says so, of its next
     /// fallback models in turn; a fallback model that fails is passed
     /// over, the best outcome so far standing when none is left.
-    pub(super) async fn fall_back(
+    pub(crate) async fn fall_back(
         &self,
         mut outcome: Result<Completed, ProxyError>,
     ) -> (Result<Completed, ProxyError>, Tried) {
@@ -120,7 +121,7 @@ impl Job {
     /// the first byte and the chain says so, the next fallback model's,
     /// and so on. Returns the job whose stream opened; when every
     /// fallback model fails too, this job's error.
-    pub(super) async fn open_stream<T>(
+    pub(crate) async fn open_stream<T>(
         self,
         open: impl AsyncFn(&Job) -> Result<T, ProxyError>,
     ) -> Result<(Job, T), ProxyError> {
@@ -154,7 +155,7 @@ impl Job {
 
     /// Whether an answer of this job failing validation would be answered
     /// by a fallback model.
-    pub(super) fn may_fall_back(&self) -> bool {
+    pub(crate) fn may_fall_back(&self) -> bool {
         self.validate.enabled
             && self
                 .fallback
@@ -168,7 +169,7 @@ impl Job {
     /// answer), the streamed answer, read to its end (`last`: its done
     /// chunk if it came), is this model's one attempt before the
     /// fallback models.
-    pub(super) async fn stream_whole(
+    pub(crate) async fn stream_whole(
         &self,
         tx: &mpsc::Sender<Item>,
         sent_thinking: bool,
@@ -186,7 +187,7 @@ impl Job {
             let Some(chunk) = lines.next().await.transpose()? else {
                 break;
             };
-            text.push_str(&attempts::answer_text(self.route, &chunk));
+            text.push_str(&answer_text(self.route, &chunk));
             model = chunk.get("model").cloned().unwrap_or(Value::Null);
             if chunk.get("done").and_then(Value::as_bool) == Some(true) {
                 last = Some(chunk);
@@ -196,21 +197,21 @@ impl Job {
         let response = last.unwrap_or_else(
             || json!({"model": model, "created_at": crate::wire::created_at_now(), "done": false}),
         );
-        let completed = attempts::streamed(
+        let completed = retry_loop::streamed(
             response,
             &text,
             &self.expect,
             &self.validators,
             &self.validate,
         );
-        let outcome = super::call_screen::after_complete(self, completed).await;
+        let outcome = screen_calls::after_complete(self, completed).await;
         let whole = self.conclude(outcome).await?;
         self.send_whole(self.route, tx, sent_thinking, whole).await
     }
 
     /// This job for fallback `entry` of `chain` (as written, normalized),
     /// holding a slot of its model's concurrency pool.
-    async fn for_fallback(
+    pub(crate) async fn for_fallback(
         &self,
         chain: &Arc<Chain>,
         entry: &(String, String),
@@ -274,7 +275,7 @@ impl Job {
 /// to: the one that answered, or `augur_fallback: "failed"`; and
 /// `augur_validation: "invalid"` when `on_failure: pass` let an invalid
 /// answer through.
-pub(super) fn note_in_done(job: &Job, report: &Report, chunk: &mut Value) {
+pub(crate) fn note_in_done(job: &Job, report: &Report, chunk: &mut Value) {
     let Value::Object(fields) = chunk else {
         return;
     };
@@ -294,7 +295,3 @@ pub(super) fn note_in_done(job: &Job, report: &Report, chunk: &mut Value) {
         fields.insert("augur_validation".into(), Value::String("invalid".into()));
     }
 }
-
-/// `X-Augur-Fallback` (and `augur_fallback`) when the fallback models
-/// failed and the best answer before them stands.
-pub const FAILED: &str = "failed";

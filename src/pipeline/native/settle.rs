@@ -1,15 +1,16 @@
 //! The guarantees of emulated calls for a model's native tool calls, on
-//! whole `/api/chat` answers of the rescue path ([`super::rescue`]):
+//! whole `/api/chat` answers of the rescue path ([`super`]):
 //!
 //! ```text
 //! answer = upstream(request)
 //! lost?  (no tool_calls, no content, eval_count > 0) -> ask once more,
-//!        emulated ([`super::native_recover`])
+//!        emulated ([`super::recover`])
 //! calls: check each against its tool's schema (undeclared = invalid)
 //!        valid                -> the answer, untouched
 //!        repaired valid       -> arguments rewritten  (native_call_repaired)
 //!        invalid, retries > 0 -> ask again with the violations (native_call_retried)
-//!        still invalid        -> validate.on_failure: 422, or the best attempt
+//!        still invalid, or the retry came back empty
+//!                             -> validate.on_failure: 422, or the best attempt
 //!                                as written, with X-Augur-Validation: invalid
 //! ```
 //!
@@ -21,22 +22,22 @@ use serde_json::{Map, Value, json};
 use crate::{error::ProxyError, policy::OnFailure, tools::ToolSet};
 
 use super::{
-    flows::Job,
-    native_check::{self, Verdict},
-    output::Report,
-    plan::Route,
+    super::{checks, job::Job, output::Report, plan::Route, retry},
+    check::{self, Verdict},
+    markup::has_calls,
+    recover,
 };
 
 /// The repair reported when invalid native arguments were repaired.
-pub const REPAIRED: &str = "native_call_repaired";
+pub(crate) const REPAIRED: &str = "native_call_repaired";
 /// The repair reported when a retry with feedback made the calls valid.
-pub const RETRIED: &str = "native_call_retried";
+pub(crate) const RETRIED: &str = "native_call_retried";
 /// The repair reported when an empty answer was asked again and answered.
-pub const RECOVERED: &str = "lost_call_recovered";
+pub(crate) const RECOVERED: &str = "lost_call_recovered";
 
 /// `tools.native` of the model's policy.
 #[derive(Debug, Clone, Copy)]
-pub struct Checks {
+pub(crate) struct Checks {
     /// Check, repair and retry the calls.
     pub validate: bool,
     /// Ask an empty answer once more.
@@ -44,14 +45,14 @@ pub struct Checks {
 }
 
 /// What settling a native answer came to.
-pub struct Settled {
+pub(crate) struct Settled {
     pub response: Value,
     pub report: Report,
 }
 
 /// Check (repair, retry) the native calls of `response`, a whole chat
 /// answer to `job`; a valid answer comes back untouched, with no call.
-pub async fn settle(
+pub(crate) async fn settle(
     job: &Job,
     set: &ToolSet,
     checks: Checks,
@@ -71,7 +72,7 @@ pub async fn settle(
         count("lost");
         tracing::info!("a native answer came back empty; asking once more, emulated");
         report.attempts += 1;
-        match super::native_recover::recover(job, set, &body).await? {
+        match recover::recover(job, set, &body).await? {
             Some(again) if !is_lost(&again) => response = again,
             _ => return Ok(Settled { response, report }),
         }
@@ -96,11 +97,16 @@ async fn validate(
     let mut retries = 0u32;
     let mut best: Option<(Value, Verdict)> = None;
     loop {
-        let Some(calls) = message(&response).and_then(native_check::calls_of) else {
-            // The retry answered without calls: that answer stands.
+        let Some(calls) = message(&response).and_then(check::calls_of) else {
+            if retries > 0 && is_lost(&response) {
+                // The retry came back empty: the best attempt stands, as
+                // `on_failure` says.
+                break;
+            }
+            // The retry answered in words: that answer stands.
             return Ok(Settled { response, report });
         };
-        let verdict = native_check::check(set, calls, job.validate.repair);
+        let verdict = check::check(set, calls, job.validate.repair);
         if verdict.is_valid() {
             count(match (retries, verdict.repairs.is_empty()) {
                 (0, true) => "valid",
@@ -114,10 +120,10 @@ async fn validate(
             return Ok(Settled { response, report });
         }
         metrics::counter!("augur_validation_failures_total").increment(1);
-        let details = native_check::details(set, &verdict);
+        let details = check::details(set, &verdict);
         tracing::info!(
             attempt = report.attempts,
-            violations = %super::checks::describe(&details),
+            violations = %checks::describe(&details),
             "native tool calls failed validation"
         );
         let better = best
@@ -155,7 +161,7 @@ fn fail(
     if job.validate.on_failure == OnFailure::Error {
         metrics::counter!("augur_validation_rejected_total").increment(1);
         let (name, _) = verdict.first_invalid().unwrap_or(("", String::new()));
-        let why = super::checks::describe(&native_check::details(set, &verdict));
+        let why = checks::describe(&check::details(set, &verdict));
         return Err(ProxyError::Unprocessable(format!(
             "tool call {name:?} is invalid: {why}"
         )));
@@ -172,7 +178,7 @@ fn repaired(response: &mut Value, verdict: &Verdict, report: &mut Report) {
         return;
     }
     if let Some(Value::Object(m)) = response.get_mut("message") {
-        native_check::write_back(m, verdict);
+        check::write_back(m, verdict);
     }
     metrics::counter!("augur_repairs_total").increment(1);
     report.repaired.push(REPAIRED.into());
@@ -200,7 +206,7 @@ fn add_feedback(
         .unwrap_or(json!([]));
     messages.push(json!({"role": "assistant", "content": content, "tool_calls": calls}));
     let text = serde_json::to_string(&calls).unwrap_or_default();
-    let turn = super::retry::invalid_turn(&text, details, true);
+    let turn = retry::invalid_turn(&text, details, true);
     messages.push(json!({"role": "user", "content": turn.message(true)}));
 }
 
@@ -213,7 +219,7 @@ async fn ask(job: &Job, body: &Map<String, Value>) -> Result<Value, ProxyError> 
 
 /// An answer Ollama's parser ate: no calls, no content, yet tokens were
 /// generated (and not cut by the token limit).
-pub fn is_lost(response: &Value) -> bool {
+pub(crate) fn is_lost(response: &Value) -> bool {
     let Some(m) = message(response) else {
         return false;
     };
@@ -223,10 +229,7 @@ pub fn is_lost(response: &Value) -> bool {
         .and_then(Value::as_u64)
         .unwrap_or(0);
     let cut = response.get("done_reason").and_then(Value::as_str) == Some("length");
-    !super::rescue::has_calls(m.get("tool_calls"))
-        && content.trim().is_empty()
-        && evaluated > 0
-        && !cut
+    !has_calls(m.get("tool_calls")) && content.trim().is_empty() && evaluated > 0 && !cut
 }
 
 fn message(response: &Value) -> Option<&Map<String, Value>> {

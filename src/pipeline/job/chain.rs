@@ -6,7 +6,7 @@ use std::{fmt::Display, sync::Arc};
 
 use serde_json::Value;
 
-use super::super::attempts::Completed;
+use super::expect::Completed;
 use crate::{
     error::ProxyError,
     limits::{LimitError, Limits, Permit, Principal},
@@ -44,7 +44,7 @@ pub struct Answered {
 
 /// What the fallback models of a request came to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tried {
+pub(crate) struct Tried {
     /// The fallback model whose answer is given, if one's is.
     pub answered: Option<Answered>,
     /// The last fallback model asked failed: the answer is the best one
@@ -55,7 +55,7 @@ pub struct Tried {
 /// Where a job's fallback models take their concurrency slots from (the
 /// request's policy snapshot and principal), and the slot this job holds
 /// for its own fallback model, released when the job ends.
-pub struct Seat {
+pub(crate) struct Seat {
     policy: Arc<Policy>,
     principal: Principal,
     _held: Option<Permit>,
@@ -74,7 +74,7 @@ impl Seat {
 
     /// A slot of fallback model `name` (normalized), waiting as its
     /// `concurrency` says.
-    pub(super) async fn take(&self, limits: &Limits, name: &str) -> Result<Seat, LimitError> {
+    pub(crate) async fn take(&self, limits: &Limits, name: &str) -> Result<Seat, LimitError> {
         let model_policy = self.policy.models.resolve_normalized(name);
         let held = limits
             .slot(&self.policy, &self.principal, name, &model_policy)
@@ -91,11 +91,11 @@ impl Seat {
 #[derive(Debug)]
 pub struct Chain {
     /// The model the client asked for, as written.
-    pub(super) asked: String,
+    pub(crate) asked: String,
     /// Normalized, for metric labels.
     asked_name: String,
     /// As written and normalized, in order.
-    pub(super) models: Vec<(String, String)>,
+    pub(crate) models: Vec<(String, String)>,
     on: FallbackOn,
 }
 
@@ -125,7 +125,7 @@ impl Chain {
     }
 
     /// Why a completed run calls for the next model, if it does.
-    pub(super) fn after(&self, completed: &Completed, validating: bool) -> Option<Reason> {
+    pub(crate) fn after(&self, completed: &Completed, validating: bool) -> Option<Reason> {
         if completed.invalid && validating {
             let cut = completed
                 .response
@@ -142,19 +142,19 @@ impl Chain {
     }
 
     /// Why a failed run calls for the next model, if it does.
-    pub(super) fn after_error(&self, e: &ProxyError) -> Option<Reason> {
+    pub(crate) fn after_error(&self, e: &ProxyError) -> Option<Reason> {
         (self.on.upstream_error && e.is_upstream_failure()).then_some(Reason::UpstreamError)
     }
 
     /// Whether an answer failing validation (or cut) would be answered
     /// by a model after `position`.
-    pub(super) fn takes_invalid(&self, position: usize) -> bool {
+    pub(crate) fn takes_invalid(&self, position: usize) -> bool {
         position < self.models.len() && (self.on.invalid || self.on.truncated)
     }
 
     /// Count and log that fallback `model` (`name` normalized) answers
     /// for the asked model.
-    pub(super) fn note(
+    pub(crate) fn note(
         &self,
         (model, name): &(String, String),
         reason: Reason,
@@ -180,7 +180,7 @@ impl Chain {
 
     /// Count and log that fallback `model` failed with `error`: it is
     /// passed over.
-    pub(super) fn failed(
+    pub(crate) fn failed(
         &self,
         (model, name): &(String, String),
         reason: Reason,
@@ -205,3 +205,7 @@ impl Chain {
         }
     }
 }
+
+/// `X-Augur-Fallback` (and `augur_fallback`) when the fallback models
+/// failed and the best answer before them stands.
+pub(crate) const FAILED: &str = "failed";

@@ -1,5 +1,5 @@
-//! [`super::native`], streamed: the checks of a native answer's calls as
-//! [`super::rescue_stream`] passes its chunks on. Ollama sends every call
+//! [`super::settle`], streamed: the checks of a native answer's calls as
+//! [`super::stream`] passes its chunks on. Ollama sends every call
 //! whole (one a chunk, or several in one), so each is checked as it comes:
 //!
 //! ```text
@@ -7,7 +7,7 @@
 //! repaired valid -> the chunk with the repaired arguments (native_call_repaired)
 //! invalid        -> held, and everything after it, until the done chunk:
 //!                   nothing but thinking sent and retries left -> the answer
-//!                   settled whole ([`super::native::settle`]: retried with
+//!                   settled whole ([`settle::settle`]: retried with
 //!                   the violations) and streamed; else validate.on_failure:
 //!                   an error line, or what was held as written with
 //!                   augur_validation: "invalid"
@@ -16,17 +16,22 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::{error::ProxyError, policy::OnFailure, tools::ToolSet, wire::created_at_now};
+use crate::{error::ProxyError, policy::OnFailure, tools::ToolSet};
 
 use super::{
-    flows::Job,
-    native::{self, Checks},
-    native_check::{self, Verdict},
-    plan::Route,
+    super::{
+        checks,
+        chunk::{call_chunk, delta_chunk, done_chunk},
+        job::Job,
+        plan::Route,
+    },
+    check::{self, Verdict},
+    markup::has_calls,
+    settle::{self, Checks},
 };
 
 /// What becomes of a chunk with calls.
-pub enum Admit {
+pub(crate) enum Admit {
     /// It goes out (its arguments repaired where that helped).
     Pass(Value),
     /// It is held: a call in it is invalid.
@@ -34,7 +39,7 @@ pub enum Admit {
 }
 
 /// The checks of one streamed native answer.
-pub struct Gate {
+pub(crate) struct Gate {
     /// Check (and repair) each call.
     pub validate: bool,
     /// Ask a lost answer once more.
@@ -49,7 +54,7 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn new(job: &Job, checks: Checks) -> Self {
+    pub(crate) fn new(job: &Job, checks: Checks) -> Self {
         let on = job.route == Route::Chat && job.validate.enabled;
         Gate {
             validate: on && checks.validate,
@@ -62,16 +67,16 @@ impl Gate {
     }
 
     /// An invalid call was held: every chunk after it is held too.
-    pub fn holding(&self) -> bool {
+    pub(crate) fn holding(&self) -> bool {
         self.failed.is_some()
     }
 
-    pub fn hold(&mut self, chunk: Value) {
+    pub(crate) fn hold(&mut self, chunk: Value) {
         self.held.push(chunk);
     }
 
     /// Check the calls of `chunk`; the repairs made go to `repairs`.
-    pub fn admit(
+    pub(crate) fn admit(
         &mut self,
         set: &ToolSet,
         job: &Job,
@@ -88,15 +93,15 @@ impl Gate {
         let Some(calls) = chunk
             .get("message")
             .and_then(Value::as_object)
-            .and_then(native_check::calls_of)
+            .and_then(check::calls_of)
         else {
             return Admit::Pass(chunk);
         };
         self.checked = true;
-        let verdict = native_check::check(set, calls, job.validate.repair);
+        let verdict = check::check(set, calls, job.validate.repair);
         if !verdict.is_valid() {
             tracing::info!(
-                violations = %super::checks::describe(&native_check::details(set, &verdict)),
+                violations = %checks::describe(&check::details(set, &verdict)),
                 "a streamed native tool call failed validation; held"
             );
             self.failed = Some(verdict);
@@ -105,11 +110,11 @@ impl Gate {
         }
         if !verdict.repairs.is_empty() {
             if let Some(Value::Object(m)) = chunk.get_mut("message") {
-                native_check::write_back(m, &verdict);
+                check::write_back(m, &verdict);
             }
             if !self.repaired {
                 metrics::counter!("augur_repairs_total").increment(1);
-                repairs.push(native::REPAIRED.into());
+                repairs.push(settle::REPAIRED.into());
             }
             self.repaired = true;
             repairs.extend(verdict.repairs.iter().cloned());
@@ -119,7 +124,7 @@ impl Gate {
 
     /// A held done chunk split: the calls stay held (as `done: false`),
     /// the done chunk without them comes back.
-    pub fn split_done(&mut self) -> Value {
+    pub(crate) fn split_done(&mut self) -> Value {
         let Some(last) = self.held.last_mut() else {
             return Value::Null;
         };
@@ -139,21 +144,21 @@ impl Gate {
     }
 
     /// The answer's outcome counted, when it passed (nothing held).
-    pub fn count_passed(&self) {
+    pub(crate) fn count_passed(&self) {
         if self.checked && !self.holding() {
             count(if self.repaired { "repaired" } else { "valid" });
         }
     }
 
     /// The held chunks and the first invalid call's verdict.
-    pub fn take_held(&mut self) -> (Vec<Value>, Option<Verdict>) {
+    pub(crate) fn take_held(&mut self) -> (Vec<Value>, Option<Verdict>) {
         (std::mem::take(&mut self.held), self.failed.take())
     }
 }
 
 /// The held answer, whole: the done chunk's fields, the held content,
 /// thinking and calls in `message`.
-pub fn whole(held: &[Value], done: &Value) -> Value {
+pub(crate) fn whole(held: &[Value], done: &Value) -> Value {
     let mut content = String::new();
     let mut thinking = String::new();
     let mut calls = Vec::new();
@@ -186,7 +191,7 @@ pub fn whole(held: &[Value], done: &Value) -> Value {
 /// The chunks that stream a settled whole answer as `model`: its
 /// thinking and content, its calls, then the done chunk (the answer's own
 /// counts and reasons).
-pub fn chunks_of(response: &Value, model: &Value) -> Vec<Value> {
+pub(crate) fn chunks_of(response: &Value, model: &Value) -> Vec<Value> {
     let message = response
         .get("message")
         .and_then(Value::as_object)
@@ -203,40 +208,23 @@ pub fn chunks_of(response: &Value, model: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     if !content.is_empty() || !thinking.is_empty() {
         let thinking = Some(thinking.as_str()).filter(|t| !t.is_empty());
-        out.push(super::flows::delta_chunk(
-            Route::Chat,
-            model,
-            &content,
-            thinking,
-        ));
+        out.push(delta_chunk(Route::Chat, model, &content, thinking));
     }
-    if super::rescue::has_calls(message.get("tool_calls")) {
-        out.push(json!({
-            "model": model,
-            "created_at": created_at_now(),
-            "message": {"role": "assistant", "content": "", "tool_calls": message.get("tool_calls")},
-            "done": false,
-        }));
+    if let Some(calls) = message.get("tool_calls").filter(|c| has_calls(Some(c))) {
+        out.push(call_chunk(model, calls.clone()));
     }
-    let mut done = match response {
-        Value::Object(f) => f.clone(),
-        _ => Map::new(),
-    };
-    done.insert("model".into(), model.clone());
-    done.insert("created_at".into(), json!(created_at_now()));
-    done.insert(
-        "message".into(),
-        json!({"role": "assistant", "content": ""}),
-    );
-    done.insert("done".into(), Value::Bool(true));
-    out.push(Value::Object(done));
+    let mut done = response.clone();
+    if let Value::Object(f) = &mut done {
+        f.insert("model".into(), model.clone());
+    }
+    out.push(done_chunk(Route::Chat, done));
     out
 }
 
 /// `validate.on_failure` over a held invalid answer no retry can help:
 /// `Err` (422 text, as the whole path words it) for `error`; `Ok` for
 /// `pass` (the held chunks go out as written, marked invalid).
-pub fn fail(job: &Job, set: &ToolSet, verdict: Option<&Verdict>) -> Result<(), ProxyError> {
+pub(crate) fn fail(job: &Job, set: &ToolSet, verdict: Option<&Verdict>) -> Result<(), ProxyError> {
     // A retry counts its own (`native::settle`): only held answers no
     // retry looked at are counted here.
     metrics::counter!("augur_validation_failures_total").increment(1);
@@ -247,7 +235,7 @@ pub fn fail(job: &Job, set: &ToolSet, verdict: Option<&Verdict>) -> Result<(), P
     metrics::counter!("augur_validation_rejected_total").increment(1);
     let verdict = verdict.cloned().unwrap_or_default();
     let (name, _) = verdict.first_invalid().unwrap_or(("", String::new()));
-    let why = super::checks::describe(&native_check::details(set, &verdict));
+    let why = checks::describe(&check::details(set, &verdict));
     Err(ProxyError::Unprocessable(format!(
         "tool call {name:?} is invalid: {why}"
     )))

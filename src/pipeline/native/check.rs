@@ -11,14 +11,14 @@ use crate::{
     validate::Violation,
 };
 
-use super::checks;
+use super::super::checks;
 
 /// How many close names the feedback of an undeclared call lists.
 const CLOSEST: usize = 3;
 
 /// A native answer's calls, checked (and repaired when allowed).
 #[derive(Debug, Clone, Default)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// The calls, repaired where a repair helped.
     pub calls: Vec<ToolCall>,
     /// Per call, the violations left (empty = valid).
@@ -29,17 +29,17 @@ pub struct Verdict {
 
 impl Verdict {
     /// Every call is valid.
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         self.violations.iter().all(Vec::is_empty)
     }
 
     /// How many violations are left (to keep the best attempt).
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.violations.iter().map(Vec::len).sum()
     }
 
     /// The first invalid call and its violations, as one line.
-    pub fn first_invalid(&self) -> Option<(&str, String)> {
+    pub(crate) fn first_invalid(&self) -> Option<(&str, String)> {
         self.calls
             .iter()
             .zip(&self.violations)
@@ -49,7 +49,7 @@ impl Verdict {
 }
 
 /// The calls of a chat answer's `message.tool_calls` (`None` without any).
-pub fn calls_of(message: &Map<String, Value>) -> Option<Vec<ToolCall>> {
+pub(crate) fn calls_of(message: &Map<String, Value>) -> Option<Vec<ToolCall>> {
     let list = message
         .get("tool_calls")?
         .as_array()
@@ -77,20 +77,11 @@ pub fn calls_of(message: &Map<String, Value>) -> Option<Vec<ToolCall>> {
 
 /// Check `calls` against `set`; with `repair`, each invalid call is
 /// repaired when that leaves fewer violations.
-pub fn check(set: &ToolSet, calls: Vec<ToolCall>, repair: bool) -> Verdict {
+pub(crate) fn check(set: &ToolSet, calls: Vec<ToolCall>, repair: bool) -> Verdict {
     let mut verdict = Verdict::default();
-    for mut call in calls {
-        let mut violations = checks::check_call(set, &call);
-        if !violations.is_empty() && repair && set.get(&call.name).is_some() {
-            let mut candidate = call.clone();
-            let repaired = checks::repair_call(set, &mut candidate);
-            let after = checks::check_call(set, &candidate);
-            if after.len() < violations.len() {
-                verdict.repairs.extend(repaired);
-                violations = after;
-                call = candidate;
-            }
-        }
+    for call in calls {
+        let (call, violations, repaired) = checks::checked_call(set, call, repair);
+        verdict.repairs.extend(repaired);
         verdict.calls.push(call);
         verdict.violations.push(violations);
     }
@@ -99,7 +90,7 @@ pub fn check(set: &ToolSet, calls: Vec<ToolCall>, repair: bool) -> Verdict {
 
 /// Write the verdict's (repaired) arguments into `message.tool_calls`,
 /// keeping every other field of each call as the model sent it.
-pub fn write_back(message: &mut Map<String, Value>, verdict: &Verdict) {
+pub(crate) fn write_back(message: &mut Map<String, Value>, verdict: &Verdict) {
     let Some(Value::Array(list)) = message.get_mut("tool_calls") else {
         return;
     };
@@ -123,7 +114,7 @@ pub fn write_back(message: &mut Map<String, Value>, verdict: &Verdict) {
 
 /// The violations of every invalid call, one line each; an undeclared
 /// tool's line names the declared tools closest to it.
-pub fn details(set: &ToolSet, verdict: &Verdict) -> Vec<Violation> {
+pub(crate) fn details(set: &ToolSet, verdict: &Verdict) -> Vec<Violation> {
     let mut out = Vec::new();
     for (call, violations) in verdict.calls.iter().zip(&verdict.violations) {
         if violations.is_empty() {
@@ -157,7 +148,7 @@ pub fn details(set: &ToolSet, verdict: &Verdict) -> Vec<Violation> {
 
 /// The declared tools closest to `name`, closest first: by shared words,
 /// then by edit distance.
-pub fn closest<'a>(set: &'a ToolSet, name: &str) -> Vec<&'a str> {
+pub(crate) fn closest<'a>(set: &'a ToolSet, name: &str) -> Vec<&'a str> {
     let words = words_of(name);
     let mut scored: Vec<(usize, usize, &str)> = set
         .tools()

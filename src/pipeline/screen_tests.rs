@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::reask::{add_note, answer_so_far, note};
 use super::*;
+use crate::pipeline::attempt::reask::{add_note, answer_so_far, note};
 use crate::tools::testutil::call;
 
 fn set() -> ToolSet {

@@ -12,12 +12,12 @@ use crate::{
     validate::Validators,
 };
 
-use super::super::attempts::{Expect, Interp};
+use super::super::job::{Expect, Interp};
 
 /// The answer of a cut `text` when it is a plain text answer (or thinking
 /// cut before any answer began); `None` when it is anything else (tool
 /// calls, a structured answer, not JSON).
-pub fn recover(text: &str, expect: &Expect, validators: &Validators) -> Option<Interp> {
+pub(crate) fn recover(text: &str, expect: &Expect, validators: &Validators) -> Option<Interp> {
     let (thinks, envelope) = match expect {
         Expect::Tools {
             answer_schema: None,
@@ -79,7 +79,7 @@ fn response_text(envelope: &Value) -> Option<String> {
 /// limit cut a plain answer, the part of its text still to send after the
 /// first `sent` bytes went out (thinking went out as it came); `None`
 /// otherwise.
-pub fn stream_rest(
+pub(crate) fn stream_rest(
     done: &Value,
     raw: &str,
     sent: usize,

@@ -1,0 +1,90 @@
+//! The end of the attempts: fallback models asked when the answer keeps
+//! failing, then the answer the client gets (shaped, reported, audited)
+//! or 422 as the policy says.
+
+use serde_json::Value;
+
+use crate::{error::ProxyError, policy::OnFailure};
+
+use super::super::{
+    checks, chunk,
+    job::{Completed, Expect, Job, Seed},
+    output::Report,
+};
+
+impl Job {
+    /// Run to a whole, validated answer (with retries, and fallback
+    /// models when the policy names them), shaped for the client; `seed`:
+    /// a streamed attempt that failed first.
+    pub(crate) async fn complete(&self, seed: Option<Seed>) -> Result<(Value, Report), ProxyError> {
+        let outcome = self.attempt(seed).await;
+        self.conclude(outcome).await
+    }
+
+    /// The answer for `outcome` of this job's attempts, or of its fallback
+    /// models', shaped for the client (422 as the policy says).
+    pub(crate) async fn conclude(
+        &self,
+        outcome: Result<Completed, ProxyError>,
+    ) -> Result<(Value, Report), ProxyError> {
+        let (outcome, tried) = self.fall_back(outcome).await;
+        let (value, mut report) = finalize(self, outcome?)?;
+        report.fallback = tried.answered;
+        report.fallback_failed = tried.failed;
+        Ok((value, report))
+    }
+}
+
+/// The client-facing response for a completed run, or 422.
+pub(crate) fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report), ProxyError> {
+    let validation_on = job.validate.enabled;
+    if completed.invalid && validation_on && job.validate.on_failure == OnFailure::Error {
+        metrics::counter!("augur_validation_rejected_total").increment(1);
+        return Err(ProxyError::Unprocessable(failure_message(
+            &job.expect,
+            &completed,
+        )));
+    }
+    if !completed.interp.repairs.is_empty() {
+        metrics::counter!("augur_repairs_total").increment(1);
+    }
+    let report = Report {
+        repaired: completed.interp.repairs.clone(),
+        attempts: completed.attempts,
+        invalid: completed.invalid && validation_on,
+        unchecked: completed.interp.unchecked && validation_on,
+        emulated: job.emulated,
+        fallback: job.answered.clone(),
+        fallback_failed: false,
+    };
+    if let Some(audit) = &job.audit {
+        let outcome = match (completed.invalid, completed.interp.repairs.is_empty()) {
+            (true, _) => "invalid",
+            (false, false) => "repaired",
+            (false, true) => "valid",
+        };
+        for call in &completed.interp.calls {
+            audit.record(call, outcome);
+        }
+    }
+    let value = chunk::shape(job.route, completed);
+    Ok((value, report))
+}
+
+fn failure_message(expect: &Expect, completed: &Completed) -> String {
+    let what = match (expect, completed.interp.calls.first()) {
+        (Expect::Tools { .. }, Some(call)) => {
+            format!("tool call {:?} has invalid arguments", call.name)
+        }
+        (Expect::Tools { .. }, None) => {
+            "the model's answer is not a valid tool call or answer".to_string()
+        }
+        _ => "the model's answer does not match the requested format".to_string(),
+    };
+    format!(
+        "{what} after {} attempt{}: {}",
+        completed.attempts,
+        if completed.attempts == 1 { "" } else { "s" },
+        checks::describe(&completed.interp.violations)
+    )
+}
