@@ -1,6 +1,6 @@
 //! Loading refuses what cannot be used, naming the file; the accepted
 //! versions are rustls' defaults. (Handshakes, ALPN and rotation are
-//! tested end to end in `tests/tls.rs`.)
+//! tested end to end in `tests/it/tls/`.)
 
 use std::path::Path;
 
