@@ -260,6 +260,19 @@ pub async fn serve_workers(
     shutdown: watch::Receiver<bool>,
     tls: Option<crate::tls::TlsAcceptor>,
 ) -> Result<(), String> {
+    serve_workers_ready(state, addr, workers, shutdown, tls, None).await
+}
+
+/// [`serve_workers`], and `ready` fires once every worker has opened its
+/// upstream connections ahead (or given up on them) and serves.
+pub async fn serve_workers_ready(
+    state: AppState,
+    addr: SocketAddr,
+    workers: usize,
+    shutdown: watch::Receiver<bool>,
+    tls: Option<crate::tls::TlsAcceptor>,
+    ready: Option<tokio::sync::oneshot::Sender<()>>,
+) -> Result<(), String> {
     let accept = Accept {
         tls,
         ..Accept::from_config(&state.config)
@@ -277,7 +290,11 @@ pub async fn serve_workers(
         listeners.push(l.into_std().map_err(|e| e.to_string())?);
     }
     let mut done = Vec::new();
+    let mut warmed = Vec::new();
     for (i, std_listener) in listeners.into_iter().enumerate() {
+        let (ready, warm) = tokio::sync::oneshot::channel::<()>();
+        warmed.push(warm);
+        let ready = Some(ready);
         let worker_state = state.for_worker().map_err(|e| e.to_string())?;
         let shutdown = shutdown.clone();
         let accept = accept.clone();
@@ -302,6 +319,19 @@ pub async fn serve_workers(
                     match TcpListener::from_std(std_listener) {
                         Ok(listener) => {
                             worker_state.fleet.spawn_sweepers();
+                            // This worker's share of the connections opened
+                            // ahead, so that the first burst of clients
+                            // does not open them all at once (it waits in
+                            // the listen backlog meanwhile).
+                            use crate::upstream::{WARM_CONNECTIONS, WARM_WITHIN};
+                            let warm = WARM_CONNECTIONS
+                                .min(worker_state.config.max_connections)
+                                .div_ceil(workers.max(1));
+                            let warming = worker_state.fleet.warm(warm);
+                            let _ = tokio::time::timeout(WARM_WITHIN, warming).await;
+                            if let Some(ready) = ready {
+                                let _ = ready.send(());
+                            }
                             // This worker's own connection to a shared
                             // limit store, before its first request.
                             worker_state.limits.start(Duration::from_secs(2)).await;
@@ -316,6 +346,14 @@ pub async fn serve_workers(
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
         done.push(rx);
     }
+    tokio::spawn(async move {
+        for warm in warmed {
+            let _ = warm.await;
+        }
+        if let Some(ready) = ready {
+            let _ = ready.send(());
+        }
+    });
     for rx in done {
         let _ = rx.await;
     }

@@ -205,14 +205,18 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
         tls: tls.admin.as_ref().map(ServerTls::acceptor),
         ..app::Accept::from_config(&config)
     };
-    let admin_task = tokio::spawn(app::serve(
-        admin,
-        augur::admin::router(state.clone()),
-        shutdown.clone(),
-        admin_accept,
-    ));
+    // The admin listener (health, readiness) answers once the workers
+    // serve, with their upstream connections opened ahead.
+    let (ready, workers_ready) = tokio::sync::oneshot::channel();
+    let admin_router = augur::admin::router(state.clone());
+    let admin_shutdown = shutdown.clone();
+    let admin_task = tokio::spawn(async move {
+        let _ = workers_ready.await;
+        app::serve(admin, admin_router, admin_shutdown, admin_accept).await
+    });
     let proxy_tls = tls.proxy.as_ref().map(ServerTls::acceptor);
-    app::serve_workers(state, config.listen, workers, shutdown, proxy_tls).await?;
+    let listen = config.listen;
+    app::serve_workers_ready(state, listen, workers, shutdown, proxy_tls, Some(ready)).await?;
     let _ = admin_task.await;
     housekeeping.abort();
     let _ = watcher.await;

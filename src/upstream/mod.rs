@@ -44,6 +44,16 @@ use pool::{Pool, SendError};
 
 /// Idle upstream connections kept per pool.
 const MAX_IDLE: usize = 1024;
+/// Connections opened to each upstream when augur starts, shared out
+/// among the worker threads (each has its own pool): a burst of clients
+/// right after a start or restart then finds them ready (see
+/// [`Fleet::warm`]). At most what the pools keep idle anyway after such a
+/// burst (and at most `max_connections`); closed after `POOL_IDLE_TIMEOUT`
+/// if unused.
+pub const WARM_CONNECTIONS: usize = 1024;
+/// The longest a worker waits for its connections opened ahead before it
+/// serves anyway.
+pub const WARM_WITHIN: Duration = Duration::from_secs(2);
 /// How long an idle upstream connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// How often idle connections past their timeout, or closed by the
@@ -144,6 +154,12 @@ impl Upstream {
                 pool.sweep().await;
             }
         });
+    }
+
+    /// Open up to `n` idle connections ahead of the first requests (see
+    /// `Pool::warm`); returns how many were opened.
+    pub async fn warm(&self, n: usize) -> usize {
+        self.pool.warm(n).await
     }
 
     /// The upstream base URL.

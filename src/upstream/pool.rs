@@ -71,6 +71,13 @@ pub(super) struct Lease {
     pub fresh: bool,
 }
 
+/// Why a new connection could not be opened.
+enum Opening {
+    TimedOut,
+    Refused(std::io::Error),
+    Handshake(hyper::Error),
+}
+
 /// Why a request could not be sent; `request` is given back when it never
 /// reached the connection, so it can be retried on another one.
 pub(super) struct SendError {
@@ -121,38 +128,44 @@ impl Pool {
 
     /// A new connection.
     pub(super) async fn connect(&self) -> Result<Lease, ProxyError> {
-        let addr = self.inner.addr.as_str();
-        let stream = match tokio::time::timeout(
-            self.inner.connect_timeout,
-            TcpStream::connect(addr),
-        )
-        .await
-        {
+        self.open().await.map_err(|failed| {
             // The address goes to the log only: clients are told what
             // failed, not where augur's upstreams are.
-            Err(_) => {
-                tracing::warn!(upstream = addr, "timed out connecting to the upstream");
-                return Err(ProxyError::UpstreamTimeout(
-                    self.inner.connect_timeout.as_millis(),
-                ));
+            let upstream = self.inner.addr.as_str();
+            match failed {
+                Opening::TimedOut => {
+                    tracing::warn!(upstream, "timed out connecting to the upstream");
+                    ProxyError::UpstreamTimeout(self.inner.connect_timeout.as_millis())
+                }
+                Opening::Refused(e) => {
+                    tracing::warn!(upstream, error = %e, "cannot connect to the upstream");
+                    ProxyError::UpstreamUnavailable(format!(
+                        "cannot connect to the upstream: {}",
+                        e.kind()
+                    ))
+                }
+                Opening::Handshake(e) => {
+                    tracing::warn!(upstream, error = %e, "upstream handshake failed");
+                    ProxyError::UpstreamUnavailable("upstream handshake failed".into())
+                }
             }
-            Ok(Err(e)) => {
-                tracing::warn!(upstream = addr, error = %e, "cannot connect to the upstream");
-                return Err(ProxyError::UpstreamUnavailable(format!(
-                    "cannot connect to the upstream: {}",
-                    e.kind()
-                )));
-            }
+        })
+    }
+
+    /// A new connection, or why not (unlogged).
+    async fn open(&self) -> Result<Lease, Opening> {
+        let addr = self.inner.addr.as_str();
+        let stream = tokio::time::timeout(self.inner.connect_timeout, TcpStream::connect(addr));
+        let stream = match stream.await {
+            Err(_) => return Err(Opening::TimedOut),
+            Ok(Err(e)) => return Err(Opening::Refused(e)),
             Ok(Ok(stream)) => stream,
         };
         let _ = stream.set_nodelay(true);
         let (sender, conn) = http1::Builder::new()
             .handshake(TokioIo::new(stream))
             .await
-            .map_err(|e| {
-                tracing::warn!(upstream = addr, error = %e, "upstream handshake failed");
-                ProxyError::UpstreamUnavailable("upstream handshake failed".into())
-            })?;
+            .map_err(Opening::Handshake)?;
         CONNECTIONS_OPENED.with(|c| c.increment(1));
         Ok(Lease {
             sender,
@@ -160,6 +173,39 @@ impl Pool {
             pool: self.clone(),
             fresh: true,
         })
+    }
+
+    /// Open up to `n` connections ahead of the first requests and keep
+    /// them idle, so that a burst of clients right after a (re)start finds
+    /// them ready instead of connecting all at once (each connect's
+    /// handshake runs, on loopback, inside the burst). Opens them a batch
+    /// at a time; stops at the first failure (the upstream may not be up
+    /// yet: requests connect then as usual). Returns how many were opened.
+    pub(super) async fn warm(&self, n: usize) -> usize {
+        const BATCH: usize = 32;
+        let held = self.inner.idle.lock().map(|i| i.len()).unwrap_or(0);
+        let n = n.min(self.inner.max_idle.saturating_sub(held));
+        let mut opened = 0;
+        while opened < n {
+            let batch = (n - opened).min(BATCH);
+            let leases = futures_util::future::join_all((0..batch).map(|_| self.open())).await;
+            let mut failed = false;
+            for lease in leases {
+                match lease {
+                    Ok(lease) => {
+                        self.put_back(lease);
+                        opened += 1;
+                    }
+                    Err(_) => failed = true,
+                }
+            }
+            if failed {
+                break;
+            }
+            // Requests that arrive meanwhile go first.
+            tokio::task::yield_now().await;
+        }
+        opened
     }
 
     fn take_idle(&self) -> Option<Idle> {

@@ -202,3 +202,39 @@ async fn the_sweep_closes_idle_connections_the_upstream_closed() {
     pool.sweep().await;
     assert_eq!(pool.idle_count(), 0);
 }
+
+#[tokio::test]
+async fn warming_opens_idle_connections_that_requests_then_take() {
+    let (addr, accepted) = counting_server(false).await;
+    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 8);
+    assert_eq!(pool.warm(5).await, 5);
+    assert_eq!(pool.idle_count(), 5);
+    for _ in 0..100 {
+        if accepted.load(Ordering::SeqCst) == 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 5);
+    for _ in 0..3 {
+        let lease = pool.checkout().await.unwrap();
+        assert!(!lease.fresh, "a warmed connection is taken");
+        let req = Request::get("/").body(Body::empty()).unwrap();
+        let body = lease.send(req).await.ok().unwrap().into_body();
+        body.collect().await.unwrap();
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 5, "no new connection");
+    // Never more than the pool keeps idle.
+    assert_eq!(pool.warm(100).await, 3);
+    assert_eq!(pool.idle_count(), 8);
+}
+
+#[tokio::test]
+async fn warming_stops_at_an_upstream_that_is_not_up() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = free.local_addr().unwrap().to_string();
+    drop(free);
+    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 1024);
+    assert_eq!(pool.warm(1024).await, 0);
+    assert_eq!(pool.idle_count(), 0);
+}

@@ -128,6 +128,26 @@ impl Fleet {
         }
     }
 
+    /// Open `per_upstream` idle connections to each upstream (all at
+    /// once), for this worker's pools: a burst of clients right after a
+    /// start or restart then finds them ready rather than opening them all
+    /// at once inside the burst.
+    pub async fn warm(&self, per_upstream: usize) {
+        if per_upstream == 0 {
+            return;
+        }
+        let warming = self
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, client)| async move {
+                let opened = client.warm(per_upstream).await;
+                let upstream = self.name(i).unwrap_or_default();
+                tracing::debug!(upstream, opened, "upstream connections opened ahead");
+            });
+        futures_util::future::join_all(warming).await;
+    }
+
     /// A model changed on some upstream (pulled, created, copied, deleted
     /// through augur): read every upstream's models again soon.
     pub fn models_changed(&self) {
