@@ -16,8 +16,9 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use crate::{
     limits::{
         self, Usage,
-        usage::{counts_in, estimate_from_bytes},
+        usage::{Counts, counts_in, estimate_from_bytes},
     },
+    telemetry::genai::{Ending, Meter},
     upstream::capabilities::Capabilities,
 };
 
@@ -39,8 +40,10 @@ enum Shape {
 struct Settlement {
     admission: Option<limits::Admission>,
     usage: Arc<Usage>,
-    /// Whether token budgets apply (the tail and counters are kept).
+    /// Whether token budgets apply.
     charges: bool,
+    /// The request's GenAI metrics, recorded when it settles.
+    meter: Option<Meter>,
     /// Non-success answers cost only what the pipeline reported.
     success: bool,
     shape: Shape,
@@ -54,7 +57,9 @@ struct Settlement {
 
 impl Settlement {
     fn observe(&mut self, data: &Bytes) {
-        if !self.charges {
+        if let Some(meter) = &mut self.meter {
+            meter.chunk();
+        } else if !self.charges {
             return;
         }
         self.bytes += data.len() as u64;
@@ -66,19 +71,26 @@ impl Settlement {
         }
     }
 
+    /// The counts the upstream reported: to the pipeline, else at the end
+    /// of a forwarded answer sent whole.
+    fn counts(&self, completed: bool) -> Option<Counts> {
+        self.usage
+            .counts()
+            .or_else(|| (completed && self.success).then(|| counts_in(&self.tail))?)
+    }
+
     /// Tokens to charge; `completed` is false when the client left early.
-    fn tokens(&self, completed: bool) -> u64 {
+    fn tokens(&self, completed: bool, counts: Option<Counts>) -> u64 {
         let generated = match self.shape {
             Shape::Lines => self.newlines,
             Shape::Events => self.newlines / 2,
             Shape::Whole => estimate_from_bytes(self.bytes as usize),
         };
         let estimate = self.usage.prompt_estimate() + generated;
-        match self.usage.reported() {
-            Some(reported) if completed => reported,
-            Some(reported) => reported.max(estimate),
+        match counts.map(|c| c.input + c.output) {
+            Some(counted) if completed => counted,
+            Some(counted) => counted.max(estimate),
             None if !self.success => 0,
-            None if completed => counts_in(&self.tail).unwrap_or(estimate),
             None => estimate,
         }
     }
@@ -88,11 +100,17 @@ impl Settlement {
             return;
         }
         self.settled = true;
+        let counts = self.counts(completed);
         if let Some(a) = &self.admission
             && self.charges
         {
             // `charge_tokens` counts augur_tokens_charged_total.
-            a.charge_tokens(self.tokens(completed));
+            a.charge_tokens(self.tokens(completed, counts));
+        }
+        if let Some(meter) = self.meter.take() {
+            let ok = completed && self.success;
+            let streamed = self.shape != Shape::Whole;
+            meter.finish(counts, Ending { ok, streamed });
         }
         if let Some(caps) = self.invalidate.take() {
             caps.models_changed();
@@ -164,6 +182,7 @@ pub(super) struct Hold {
     pub admission: Option<limits::Admission>,
     pub usage: Arc<Usage>,
     pub invalidate: Option<Capabilities>,
+    pub meter: Option<Meter>,
 }
 
 /// Attach `hold` to `response`: rate-limit headers now; the slot, the
@@ -188,7 +207,7 @@ pub(super) fn hold(response: Response, hold: Hold) -> Response {
         .admission
         .as_ref()
         .is_some_and(limits::Admission::holds_slot);
-    if !charges && !holds_slot && invalidate.is_none() {
+    if !charges && !holds_slot && invalidate.is_none() && hold.meter.is_none() {
         // Nothing to wait for.
         return Response::from_parts(parts, body);
     }
@@ -202,6 +221,7 @@ pub(super) fn hold(response: Response, hold: Hold) -> Response {
         admission: hold.admission,
         usage: hold.usage,
         charges,
+        meter: hold.meter,
         success,
         shape,
         tail: Vec::new(),
@@ -247,6 +267,7 @@ mod tests {
             admission: Some(admission),
             usage: Arc::new(usage),
             invalidate: None,
+            meter: None,
         }
     }
 
@@ -308,7 +329,11 @@ mod tests {
     async fn reported_usage_is_charged() {
         let (limits, policy, who) = budget();
         let usage = Usage::for_body(10);
-        usage.report(300);
+        usage.report(Counts {
+            input: 100,
+            output: 200,
+            eval_ns: None,
+        });
         let h = held(&limits, &policy, &who, usage).await;
         let body = hold(Response::new(Body::from("{}")), h).into_body();
         let _ = body.collect().await.unwrap();

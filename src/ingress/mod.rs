@@ -32,6 +32,7 @@ use std::{
     net::{IpAddr, Ipv4Addr},
     sync::Arc,
     task::{Context, Poll},
+    time::Instant,
 };
 
 use axum::{
@@ -48,7 +49,10 @@ use crate::{
     limits::{self, Principal, Usage},
     policy::{ModelPolicy, Policy, normalize_model_name},
     state::AppState,
-    telemetry::Timing,
+    telemetry::{
+        Timing,
+        genai::{self, Meter},
+    },
     upstream::ClientInfo,
     wire::path,
 };
@@ -167,7 +171,8 @@ where
 {
     use tower::ServiceExt as _;
     let raw_flavor = Flavor::of_path(req.uri().path());
-    let (req, route, usage, admission) = match admit(&state, req).await {
+    let started = Instant::now();
+    let (req, route, usage, admission, meter) = match admit(&state, req, started).await {
         Ok(admitted) => admitted,
         Err((flavor, e)) => return e.into_response_for(flavor.unwrap_or(raw_flavor)),
     };
@@ -187,6 +192,7 @@ where
             admission: Some(admission),
             usage,
             invalidate,
+            meter,
         },
     )
 }
@@ -194,10 +200,16 @@ where
 type Refused = (Option<Flavor>, ProxyError);
 
 /// What [`serve`] keeps of an admitted request.
-type Kept = (Request, &'static RouteSpec, Arc<Usage>, limits::Admission);
+type Kept = (
+    Request,
+    &'static RouteSpec,
+    Arc<Usage>,
+    limits::Admission,
+    Option<Meter>,
+);
 
 /// Stages 1-3; the request handed on carries [`Admitted`].
-async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
+async fn admit(state: &AppState, req: Request, started: Instant) -> Result<Kept, Refused> {
     let (mut parts, body) = req.into_parts();
     canonicalize(&mut parts.uri).map_err(|e| (None, e))?;
     let route = routes::classify(&parts.method, parts.uri.path());
@@ -288,6 +300,9 @@ async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
     if !state.config.forward_client_auth && policy.uses_keys() {
         limits::auth::strip_credentials(&mut parts.headers);
     }
+    let meter = genai::operation(routes::metric_label(parts.uri.path()))
+        .zip(model.as_ref())
+        .map(|(operation, m)| Meter::new(started, operation, &m.name, principal.label(), timing));
     parts.extensions.insert(Admitted(Arc::new(Facts {
         route,
         policy,
@@ -299,7 +314,13 @@ async fn admit(state: &AppState, req: Request) -> Result<Kept, Refused> {
     })));
     // The error shape the client reads, for errors ending a forwarded stream.
     parts.extensions.insert(route.flavor);
-    Ok((Request::from_parts(parts, body), route, usage, admission))
+    Ok((
+        Request::from_parts(parts, body),
+        route,
+        usage,
+        admission,
+        meter,
+    ))
 }
 
 /// Read a `multipart/form-data` body strictly (400 otherwise) and drop the

@@ -21,7 +21,7 @@
 use std::{
     collections::{BTreeMap, HashMap},
     sync::{Arc, Mutex, MutexGuard},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use tokio::sync::oneshot;
@@ -145,6 +145,7 @@ impl Gate {
             let mut st = self.lock();
             if st.in_flight < self.max && st.waiting.is_empty() {
                 st.in_flight += 1;
+                queue_wait(who.label, Duration::ZERO);
                 return Some(Slot {
                     gate: self.clone(),
                     armed: true,
@@ -183,8 +184,12 @@ impl Gate {
             };
             (rx, queued)
         };
+        let waited = Instant::now();
         let slot = tokio::time::timeout(timeout, rx).await.ok()?.ok();
         drop(queued);
+        if slot.is_some() {
+            queue_wait(who.label, waited.elapsed());
+        }
         slot
     }
 
@@ -223,6 +228,13 @@ impl Gate {
             }
         }
     }
+}
+
+/// `augur_queue_wait_seconds`: how long a request waited for its slot
+/// (zero when one was free), by principal.
+fn queue_wait(principal: &str, waited: Duration) {
+    metrics::histogram!("augur_queue_wait_seconds", "principal" => principal.to_string())
+        .record(waited.as_secs_f64());
 }
 
 #[cfg(test)]

@@ -17,11 +17,17 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+pub(crate) use crate::telemetry::genai::Counts;
+
 /// Token counts reported for one request, shared by the stages that make
 /// upstream calls and the body that charges the budget.
 #[derive(Debug, Default)]
 pub struct Usage {
-    reported: AtomicU64,
+    input: AtomicU64,
+    output: AtomicU64,
+    /// Ollama's `eval_duration` summed, and whether any call reported one.
+    eval_ns: AtomicU64,
+    eval_any: AtomicBool,
     any: AtomicBool,
     /// Estimated prompt tokens, from the request body's size.
     prompt_estimate: AtomicU64,
@@ -36,17 +42,32 @@ impl Usage {
         u
     }
 
-    /// Record `tokens` (prompt plus generated) reported by the upstream.
-    pub fn report(&self, tokens: u64) {
-        self.reported.fetch_add(tokens, Ordering::Relaxed);
+    /// Record the counts of one answer, as the upstream reported them.
+    pub fn report(&self, counts: Counts) {
+        self.input.fetch_add(counts.input, Ordering::Relaxed);
+        self.output.fetch_add(counts.output, Ordering::Relaxed);
+        if let Some(ns) = counts.eval_ns {
+            self.eval_ns.fetch_add(ns, Ordering::Relaxed);
+            self.eval_any.store(true, Ordering::Relaxed);
+        }
         self.any.store(true, Ordering::Relaxed);
     }
 
-    /// The counts reported so far, if any were.
+    /// The tokens (prompt plus generated) reported so far, if any were.
     pub fn reported(&self) -> Option<u64> {
-        self.any
-            .load(Ordering::Relaxed)
-            .then(|| self.reported.load(Ordering::Relaxed))
+        self.counts().map(|c| c.input + c.output)
+    }
+
+    /// The counts reported so far, if any were.
+    pub fn counts(&self) -> Option<Counts> {
+        self.any.load(Ordering::Relaxed).then(|| Counts {
+            input: self.input.load(Ordering::Relaxed),
+            output: self.output.load(Ordering::Relaxed),
+            eval_ns: self
+                .eval_any
+                .load(Ordering::Relaxed)
+                .then(|| self.eval_ns.load(Ordering::Relaxed)),
+        })
     }
 
     /// The estimated prompt tokens.
@@ -60,9 +81,9 @@ pub(crate) fn estimate_from_bytes(len: usize) -> u64 {
     (len as u64).div_ceil(4)
 }
 
-/// Prompt plus generated tokens from the end of an Ollama or OpenAI answer;
-/// `None` when the text carries no counts.
-pub(crate) fn counts_in(tail: &[u8]) -> Option<u64> {
+/// Prompt and generated tokens from the end of an Ollama, OpenAI or
+/// Anthropic answer; `None` when the text carries no counts.
+pub(crate) fn counts_in(tail: &[u8]) -> Option<Counts> {
     let text = String::from_utf8_lossy(tail);
     let last = |key: &str| -> Option<u64> {
         let i = text.rfind(key)?;
@@ -73,20 +94,21 @@ pub(crate) fn counts_in(tail: &[u8]) -> Option<u64> {
             .collect();
         digits.parse().ok()
     };
-    let ollama = (last("\"prompt_eval_count\":"), last("\"eval_count\":"));
-    if ollama.0.is_some() || ollama.1.is_some() {
-        return Some(ollama.0.unwrap_or(0) + ollama.1.unwrap_or(0));
+    let pair = |input: &str, output: &str| -> Option<Counts> {
+        let (i, o) = (last(input), last(output));
+        (i.is_some() || o.is_some()).then(|| Counts {
+            input: i.unwrap_or(0),
+            output: o.unwrap_or(0),
+            eval_ns: None,
+        })
+    };
+    if let Some(ollama) = pair("\"prompt_eval_count\":", "\"eval_count\":") {
+        let eval_ns = last("\"eval_duration\":");
+        return Some(Counts { eval_ns, ..ollama });
     }
-    let openai = (last("\"prompt_tokens\":"), last("\"completion_tokens\":"));
-    if openai.0.is_some() || openai.1.is_some() {
-        return Some(openai.0.unwrap_or(0) + openai.1.unwrap_or(0));
-    }
-    // Anthropic's usage.
-    let anthropic = (last("\"input_tokens\":"), last("\"output_tokens\":"));
-    if anthropic.0.is_some() || anthropic.1.is_some() {
-        return Some(anthropic.0.unwrap_or(0) + anthropic.1.unwrap_or(0));
-    }
-    None
+    pair("\"prompt_tokens\":", "\"completion_tokens\":")
+        // Anthropic's usage.
+        .or_else(|| pair("\"input_tokens\":", "\"output_tokens\":"))
 }
 
 #[cfg(test)]
@@ -95,14 +117,21 @@ mod tests {
 
     #[test]
     fn counts_come_from_the_done_chunk_or_usage() {
+        let c = |input, output, eval_ns| {
+            Some(Counts {
+                input,
+                output,
+                eval_ns,
+            })
+        };
         let done = br#"{"done":true,"prompt_eval_count":26,"prompt_eval_duration":3,"eval_count":282,"eval_duration":4}"#;
-        assert_eq!(counts_in(done), Some(308));
+        assert_eq!(counts_in(done), c(26, 282, Some(4)));
         let usage = br#"{"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}"#;
-        assert_eq!(counts_in(usage), Some(12));
+        assert_eq!(counts_in(usage), c(5, 7, None));
         let anthropic = br#"{"usage":{"input_tokens":3,"output_tokens":4}}"#;
-        assert_eq!(counts_in(anthropic), Some(7));
+        assert_eq!(counts_in(anthropic), c(3, 4, None));
         assert_eq!(counts_in(b"{}"), None);
-        assert_eq!(counts_in(br#"{"eval_count":0}"#), Some(0));
+        assert_eq!(counts_in(br#"{"eval_count":0}"#), c(0, 0, None));
     }
 
     #[test]
@@ -110,8 +139,21 @@ mod tests {
         let u = Usage::for_body(101);
         assert_eq!(u.prompt_estimate(), 26);
         assert_eq!(u.reported(), None);
-        u.report(10);
-        u.report(15);
+        let c = |input, output| Counts {
+            input,
+            output,
+            eval_ns: Some(1),
+        };
+        u.report(c(4, 6));
+        u.report(c(5, 10));
         assert_eq!(u.reported(), Some(25));
+        assert_eq!(
+            u.counts(),
+            Some(Counts {
+                input: 9,
+                output: 16,
+                eval_ns: Some(2)
+            })
+        );
     }
 }

@@ -53,7 +53,11 @@ fn report_counts(usage: Option<&Arc<Usage>>, answer: &Value) {
     if let (None, None) = (count("prompt_eval_count"), count("eval_count")) {
         return;
     }
-    usage.report(count("prompt_eval_count").unwrap_or(0) + count("eval_count").unwrap_or(0));
+    usage.report(crate::limits::usage::Counts {
+        input: count("prompt_eval_count").unwrap_or(0),
+        output: count("eval_count").unwrap_or(0),
+        eval_ns: count("eval_duration"),
+    });
 }
 
 impl CallCtx {

@@ -6,13 +6,14 @@
 //! `augur_request_duration_seconds`, `augur_upstream_duration_seconds` and
 //! `augur_overhead_seconds` (total minus time waiting on the upstream).
 
+pub mod genai;
 mod layer;
 
 pub use layer::{Telemetry, TelemetryLayer};
 
 use std::{
     sync::{
-        Mutex,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -30,8 +31,15 @@ pub fn install_metrics() -> Result<PrometheusHandle, String> {
         0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
         5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
     ];
+    // The GenAI conventions' advice for token counts: powers of four.
+    let tokens: Vec<f64> = (0..14).map(|i| 4f64.powi(i)).collect();
     PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".to_string()), &buckets)
+        .map_err(|e| e.to_string())?
+        .set_buckets_for_metric(
+            Matcher::Full("gen_ai_client_token_usage".to_string()),
+            &tokens,
+        )
         .map_err(|e| e.to_string())?
         .install_recorder()
         .map_err(|e| e.to_string())
@@ -49,6 +57,8 @@ pub struct Timing {
     upstream_headers_ns: AtomicU64,
     upstream_total_ns: AtomicU64,
     labels: Mutex<Labels>,
+    /// The upstream the last call went to (a configured name).
+    upstream: Mutex<Option<Arc<str>>>,
 }
 
 /// What the access log knows about a request beyond method and path.
@@ -109,6 +119,19 @@ impl Timing {
         if let Ok(mut l) = self.labels.lock() {
             l.fallback = Some(what);
         }
+    }
+
+    /// Record the upstream a call is sent to (each call overwrites: the
+    /// last is the one that answered).
+    pub fn set_upstream(&self, name: &Arc<str>) {
+        if let Ok(mut u) = self.upstream.lock() {
+            *u = Some(name.clone());
+        }
+    }
+
+    /// The upstream the last call went to.
+    pub fn upstream_label(&self) -> Option<Arc<str>> {
+        self.upstream.lock().ok().and_then(|u| u.clone())
     }
 
     fn upstream(&self) -> Duration {

@@ -646,7 +646,11 @@ fn source_names() -> (BTreeSet<String>, BTreeSet<String>) {
     for file in files {
         let text = read(&file);
         let mut rest = text.as_str();
-        while let Some(at) = rest.find("\"augur_") {
+        let next = |rest: &str| {
+            let found = ["\"augur_", "\"gen_ai_"].map(|p| rest.find(p));
+            found.into_iter().flatten().min()
+        };
+        while let Some(at) = next(rest) {
             let lit = &rest[at + 1..];
             let end = lit
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -678,7 +682,7 @@ fn source_names() -> (BTreeSet<String>, BTreeSet<String>) {
 
 /// The metric names in the first column of the docs' metrics table: the
 /// table rows of README.md and docs/*.md whose first cell names `augur_…`
-/// in backticks.
+/// or `gen_ai_…` in backticks.
 fn documented_metrics() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for file in doc_files() {
@@ -689,7 +693,7 @@ fn documented_metrics() -> BTreeMap<String, String> {
             for line in lines.iter().filter(|l| l.starts_with('|')) {
                 let first = line.trim_matches('|').split('|').next().unwrap_or("");
                 for span in code_spans(first).1 {
-                    if span.starts_with("augur_") {
+                    if span.starts_with("augur_") || span.starts_with("gen_ai_") {
                         out.insert(span, rel(&file));
                     }
                 }
@@ -710,8 +714,11 @@ fn metrics_table_lists_exactly_the_registered_metrics() {
     );
     let mut problems = Vec::new();
     for name in &registered {
-        if !name.starts_with("augur_") {
-            problems.push(format!("`{name}` is registered but not named augur_…"));
+        // augur's own, or the OpenTelemetry GenAI conventions' names.
+        if !name.starts_with("augur_") && !name.starts_with("gen_ai_") {
+            problems.push(format!(
+                "`{name}` is registered but not named augur_… or gen_ai_…"
+            ));
         } else if !documented.contains_key(name) {
             problems.push(format!(
                 "`{name}` is registered in src/ but not in the metrics table"

@@ -45,6 +45,7 @@ mod format_retry;
 mod format_sanitize;
 mod format_stream;
 mod format_strings;
+mod genai_metrics;
 mod hung_upstream;
 mod length;
 mod listing_faults;

@@ -73,6 +73,8 @@ fn epoch() -> Instant {
 /// One upstream, shared by every worker.
 pub(crate) struct Member {
     pub spec: UpstreamSpec,
+    /// `spec.name`, shared with the requests it serves (their metrics).
+    label: Arc<str>,
     load: Arc<Load>,
     healthy: AtomicBool,
     /// When a request last timed out before its first byte (milliseconds
@@ -110,12 +112,18 @@ impl Member {
             health_gauge,
             catalog: ArcSwap::from_pointee(catalog),
             last_error: Mutex::new(None),
+            label: Arc::from(spec.name.as_str()),
             spec,
         }
     }
 
     pub(super) fn name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// The name, shared.
+    pub(super) fn label(&self) -> &Arc<str> {
+        &self.label
     }
 
     /// Count a request sent to this upstream until the guard is dropped.

@@ -141,6 +141,9 @@ impl Fleet {
                 metrics::counter!("augur_upstream_failovers_total").increment(1);
             }
             tried |= pick::bit(i);
+            if let Some(t) = &timing {
+                t.set_upstream(member.label());
+            }
             let attempt = upstream.attempt(
                 req,
                 client.clone(),
@@ -211,6 +214,9 @@ impl Fleet {
         let (Some(member), Some(upstream)) = (self.members.get(i), self.clients.get(i)) else {
             return Err(ProxyError::Internal(format!("no upstream {i}")));
         };
+        if let Some(t) = &timing {
+            t.set_upstream(member.label());
+        }
         match upstream
             .attempt(req, client, timing, mode, Some(member.start()))
             .await

@@ -1,0 +1,225 @@
+//! Metrics of the generative calls, after the OpenTelemetry GenAI semantic
+//! conventions (their Prometheus names):
+//!
+//! | metric | what | labels |
+//! |---|---|---|
+//! | `gen_ai_client_token_usage` | tokens per request, input and output | operation, model, token type, principal, upstream |
+//! | `gen_ai_client_operation_duration_seconds` | from arrival to the last byte | operation, model, principal, outcome |
+//! | `gen_ai_server_time_to_first_token_seconds` | from arrival to the first streamed chunk | model, upstream |
+//! | `gen_ai_server_time_per_output_token_seconds` | generation time per output token | model, upstream |
+//!
+//! Token counts are the upstream's own (Ollama's `prompt_eval_count` /
+//! `eval_count`, OpenAI's and Anthropic's `usage`), summed over every call
+//! augur made for the request; an answer that carries none records no
+//! tokens. Time per output token is Ollama's `eval_duration / eval_count`
+//! when reported, else the stream's time after its first chunk per token.
+//!
+//! Labels stay bounded: principals are configured key ids (or
+//! `anonymous`), upstreams are configured names, and at most
+//! [`MAX_MODELS`] model names are labels — later ones are `other`.
+
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex, OnceLock},
+    time::{Duration, Instant},
+};
+
+use super::Timing;
+
+/// Distinct model names kept as label values.
+pub const MAX_MODELS: usize = 64;
+
+/// The model label of `name` (normalized): itself while fewer than
+/// [`MAX_MODELS`] names have been seen, else `other`.
+pub(crate) fn model_label(name: &str) -> Arc<str> {
+    static SEEN: OnceLock<Mutex<HashSet<Arc<str>>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(|| Mutex::new(HashSet::new()));
+    let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = seen.get(name) {
+        return known.clone();
+    }
+    if seen.len() >= MAX_MODELS {
+        return Arc::from("other");
+    }
+    let label: Arc<str> = Arc::from(name);
+    seen.insert(label.clone());
+    label
+}
+
+/// The GenAI operation of a route's metric label (`None`: not a model
+/// call, no GenAI metrics).
+pub(crate) fn operation(route: &str) -> Option<&'static str> {
+    Some(match route {
+        "/api/chat" | "/v1/chat/completions" | "/v1/messages" | "/v1/responses" => "chat",
+        "/api/generate" | "/v1/completions" => "text_completion",
+        "/api/embed" | "/api/embeddings" | "/v1/embeddings" => "embeddings",
+        _ => return None,
+    })
+}
+
+/// Token counts of one request, as the upstream reported them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub input: u64,
+    pub output: u64,
+    /// Ollama's `eval_duration` (ns) for the output tokens, when reported.
+    pub eval_ns: Option<u64>,
+}
+
+/// The GenAI metrics of one model request, recorded once when its
+/// response ends (or its client leaves).
+#[derive(Debug)]
+pub struct Meter {
+    started: Instant,
+    operation: &'static str,
+    model: Arc<str>,
+    principal: String,
+    timing: Option<Arc<Timing>>,
+    first_chunk: Option<Instant>,
+}
+
+/// How a metered response ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Ending {
+    /// A success status, and the body was sent whole.
+    pub ok: bool,
+    /// An NDJSON or SSE stream.
+    pub streamed: bool,
+}
+
+impl Meter {
+    /// A meter for `operation` on `model` (normalized) by `principal`,
+    /// started at `started`.
+    pub fn new(
+        started: Instant,
+        operation: &'static str,
+        model: &str,
+        principal: &str,
+        timing: Option<Arc<Timing>>,
+    ) -> Self {
+        Self {
+            started,
+            operation,
+            model: model_label(model),
+            principal: principal.to_string(),
+            timing,
+            first_chunk: None,
+        }
+    }
+
+    /// A body frame with data was handed on.
+    pub fn chunk(&mut self) {
+        if self.first_chunk.is_none() {
+            self.first_chunk = Some(Instant::now());
+        }
+    }
+
+    fn upstream(&self) -> Arc<str> {
+        self.timing
+            .as_ref()
+            .and_then(|t| t.upstream_label())
+            .unwrap_or_else(|| Arc::from("none"))
+    }
+
+    /// Record the request: `counts` when the upstream reported any.
+    pub fn finish(self, counts: Option<Counts>, end: Ending) {
+        let total = self.started.elapsed();
+        let model = self.model.to_string();
+        let outcome = if end.ok { "ok" } else { "error" };
+        metrics::histogram!("gen_ai_client_operation_duration_seconds",
+            "gen_ai_operation_name" => self.operation, "gen_ai_request_model" => model.clone(),
+            "principal" => self.principal.clone(), "outcome" => outcome)
+        .record(total.as_secs_f64());
+        let upstream = self.upstream().to_string();
+        if end.streamed
+            && end.ok
+            && let Some(first) = self.first_chunk
+        {
+            metrics::histogram!("gen_ai_server_time_to_first_token_seconds",
+                "gen_ai_request_model" => model.clone(), "upstream" => upstream.clone())
+            .record(first.duration_since(self.started).as_secs_f64());
+        }
+        let Some(counts) = counts else { return };
+        for (kind, n) in [("input", counts.input), ("output", counts.output)] {
+            metrics::histogram!("gen_ai_client_token_usage",
+                "gen_ai_operation_name" => self.operation, "gen_ai_request_model" => model.clone(),
+                "gen_ai_token_type" => kind, "principal" => self.principal.clone(),
+                "upstream" => upstream.clone())
+            .record(n as f64);
+        }
+        if let Some(per_token) = per_output_token(counts, self.first_chunk, end) {
+            metrics::histogram!("gen_ai_server_time_per_output_token_seconds",
+                "gen_ai_request_model" => model, "upstream" => upstream)
+            .record(per_token.as_secs_f64());
+        }
+    }
+}
+
+/// Generation time per output token: the upstream's own measure, else a
+/// whole stream's time after its first chunk.
+fn per_output_token(counts: Counts, first: Option<Instant>, end: Ending) -> Option<Duration> {
+    if counts.output == 0 || !end.ok {
+        return None;
+    }
+    if let Some(ns) = counts.eval_ns {
+        return Some(Duration::from_nanos(ns / counts.output));
+    }
+    let first = first.filter(|_| end.streamed && counts.output > 1)?;
+    let u32_tokens = u32::try_from(counts.output - 1).ok()?;
+    Some(first.elapsed() / u32_tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_map_to_genai_operations() {
+        assert_eq!(operation("/api/chat"), Some("chat"));
+        assert_eq!(operation("/v1/messages"), Some("chat"));
+        assert_eq!(operation("/api/generate"), Some("text_completion"));
+        assert_eq!(operation("/v1/embeddings"), Some("embeddings"));
+        assert_eq!(operation("/api/tags"), None);
+    }
+
+    #[test]
+    fn model_labels_are_capped() {
+        let first = model_label("capped-test-a:latest");
+        assert_eq!(&*first, "capped-test-a:latest");
+        for i in 0..MAX_MODELS {
+            let _ = model_label(&format!("capped-test-{i}:latest"));
+        }
+        assert_eq!(&*model_label("one-too-many:latest"), "other");
+        // Names seen before the cap keep their label.
+        assert_eq!(
+            &*model_label("capped-test-a:latest"),
+            "capped-test-a:latest"
+        );
+    }
+
+    #[test]
+    fn time_per_output_token_prefers_the_upstream_measure() {
+        let ok = Ending {
+            ok: true,
+            streamed: true,
+        };
+        let counts = Counts {
+            input: 5,
+            output: 10,
+            eval_ns: Some(500_000_000),
+        };
+        assert_eq!(
+            per_output_token(counts, None, ok),
+            Some(Duration::from_millis(50))
+        );
+        let no_eval = Counts {
+            eval_ns: None,
+            ..counts
+        };
+        assert_eq!(per_output_token(no_eval, None, ok), None);
+        let first = Instant::now();
+        assert!(per_output_token(no_eval, Some(first), ok).is_some());
+        let failed = Ending { ok: false, ..ok };
+        assert_eq!(per_output_token(counts, Some(first), failed), None);
+    }
+}
