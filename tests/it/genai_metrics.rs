@@ -195,3 +195,43 @@ async fn every_surface_counts_tokens() {
     })
     .await;
 }
+
+/// A retried answer counts the tokens of both upstream calls.
+#[tokio::test]
+async fn a_retry_counts_the_tokens_of_every_call() {
+    bounded(20, async {
+        let policy = format!(
+            "auth:\n  keys:\n    - {{id: genai-retry, key_sha256: {}}}\n",
+            sha256_hex("genai-retry-secret"),
+        );
+        let live = Live::start(&policy).await;
+        let _ = common::metrics();
+        let r = client()
+            .post(live.url("/api/chat"))
+            .bearer_auth("genai-retry-secret")
+            .json(&common::formats::chat(
+                "invalid-then-valid",
+                common::formats::person(),
+                false,
+            ))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(common::header(&r, "x-augur-attempts"), Some("2"));
+        let answer: Value = r.json().await.unwrap();
+        assert_eq!(live.fake.requests("/api/chat"), 2);
+        let text = common::metrics().render();
+        for (kind, field) in [("input", "prompt_eval_count"), ("output", "eval_count")] {
+            let kind = format!("gen_ai_token_type=\"{kind}\"");
+            let labels = ["principal=\"genai-retry\"", kind.as_str()];
+            let sum = metric(&text, "gen_ai_client_token_usage_sum", &labels);
+            let last = answer[field].as_u64().unwrap() as f64;
+            assert!(
+                last > 0.0 && sum > last,
+                "{kind}: {sum} over two calls, {last} in the answer"
+            );
+        }
+    })
+    .await;
+}
