@@ -14,7 +14,7 @@ use tokio::{
     sync::{mpsc, oneshot},
 };
 
-use super::model::AuditPolicy;
+use super::snapshot::AuditPolicy;
 
 const QUEUE: usize = 4096;
 

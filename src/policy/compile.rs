@@ -14,14 +14,17 @@ use sha2::{Digest, Sha256};
 
 use super::{
     error::PolicyError,
+    globs::{ModelGlob, ModelGlobs},
     model::{
-        ApiKey, AuditPolicy, AuthPolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure,
-        OnStoreError, Policy, PolicyMeta, RateLimit, Scopes, Sources, StreamMode, TextFormat,
+        EmulateTools, FormatApply, ModelPolicy, OnFailure, RateLimit, StreamMode, TextFormat,
         ToolsMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
-    rules::{ModelGlob, ModelGlobs, ModelRules, Overlay, merge_rate_limit},
+    rules::{ModelRules, Overlay, merge_rate_limit},
     schemas::SchemaReads,
+    snapshot::{
+        ApiKey, AuditPolicy, AuthPolicy, OnStoreError, Policy, PolicyMeta, Scopes, Sources,
+    },
     yaml,
 };
 

@@ -17,9 +17,9 @@ use super::{
     compile::Builder,
     error::PolicyError,
     listing::{self, PolicyFile},
-    model::{Policy, PolicyMeta},
     regular,
     schemas::SchemaReads,
+    snapshot::{Policy, PolicyMeta},
 };
 
 /// Version of a set with no policy files.

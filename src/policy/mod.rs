@@ -18,7 +18,7 @@
 //!   model their glob matches, in file order and then in the order written;
 //!   the last one to set a key wins. `models.<glob>.rate_limit` is per
 //!   (principal, model) and is not inherited from `defaults.rate_limit`.
-//!   See [`rules`] for glob matching and [`normalize_model_name`].
+//!   See [`globs`] for glob matching and [`normalize_model_name`].
 //! * `null` removes an inherited `format`, `rate_limit` or `concurrency`.
 //! * `auth.keys` from all files are concatenated (ids and keys must be
 //!   unique); `auth.required` and `audit.*` take the last file that sets them.
@@ -49,6 +49,7 @@ pub(crate) mod bounds;
 mod compile;
 pub(crate) mod error;
 mod fallback;
+pub(crate) mod globs;
 mod listing;
 mod load;
 pub(crate) mod model;
@@ -59,6 +60,7 @@ pub(crate) mod rules;
 mod schemas;
 mod scopes;
 pub(crate) mod show;
+pub(crate) mod snapshot;
 pub(crate) mod store;
 mod watch;
 mod yaml;
@@ -67,9 +69,10 @@ pub use audit::AuditLog;
 pub use bounds::{MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES};
 pub use compile::POLICY_SCHEMA;
 pub use error::PolicyError;
+pub use globs::{ModelGlob, ModelGlobs, normalize_model_name};
 pub use load::{load_dir, load_texts};
 pub use model::*;
-pub use rules::{ModelGlob, ModelGlobs, normalize_model_name};
+pub use snapshot::*;
 pub use store::{PolicyStatus, PolicyStore, policies_handler};
 pub use watch::{DEBOUNCE, POLL_INTERVAL};
 

@@ -9,10 +9,9 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 
 use super::{
-    model::{
-        EmulateTools, FormatApply, ModelPolicy, OnFailure, Policy, RateLimit, StreamMode, ToolsMode,
-    },
+    model::{EmulateTools, FormatApply, ModelPolicy, OnFailure, RateLimit, StreamMode, ToolsMode},
     raw::{RawSettings, Tri},
+    snapshot::Policy,
 };
 
 /// The dotted keys a `defaults:` or `models.<glob>:` block sets.

@@ -34,8 +34,8 @@ use super::{
     error::PolicyError,
     listing,
     load::{self, Compiled},
-    model::Policy,
     schemas, show,
+    snapshot::Policy,
 };
 
 /// What `GET /-/policies` shows.

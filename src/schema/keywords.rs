@@ -1,6 +1,7 @@
 //! Per-type keyword rules: which keywords survive for each primitive type and
 //! in what shape (non-negative integer counts, integer bounds, anchored
-//! patterns, supported formats, bounded enums).
+//! patterns, supported formats), and `const` and bounded enums, which
+//! decide the grammar on their own.
 
 use std::collections::HashSet;
 
@@ -9,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::formats::pattern_for;
 use super::pattern::to_grammar_pattern;
 use super::types::{any_value, common_type, is_any_value, type_of};
-use super::walk::{Out, Walker};
+use super::walk::{Out, Walker, annotations};
 use super::{FormatForms, formats_common};
 
 /// Enums larger than this fall back to their base type.
@@ -32,10 +33,7 @@ const FORMATS: [&str; 9] = [
 const MAX_BOUND: f64 = 9.0e15;
 
 /// A usable enum, or why not plus the base type to fall back to.
-pub(super) fn enum_values(
-    e: &Value,
-    types: &[&str],
-) -> Result<Vec<Value>, (String, Option<&'static str>)> {
+fn enum_values(e: &Value, types: &[&str]) -> Result<Vec<Value>, (String, Option<&'static str>)> {
     let Some(values) = e.as_array() else {
         return Err(("not an array".into(), None));
     };
@@ -75,6 +73,37 @@ fn finite(v: Option<&Value>) -> Option<f64> {
 }
 
 impl Walker<'_> {
+    /// `const`/`enum` decide the grammar on their own.
+    pub(super) fn constant(
+        &mut self,
+        m: &mut Map<String, Value>,
+        types: &[&str],
+        path: &str,
+    ) -> Option<Out> {
+        if let Some(c) = m.get("const") {
+            let mut out = annotations(m);
+            out.insert("const".into(), c.clone());
+            return Some(Out::Schema(Value::Object(out)));
+        }
+        let e = m.remove("enum")?;
+        match enum_values(&e, types) {
+            Ok(values) => {
+                let mut out = annotations(m);
+                out.insert("enum".into(), Value::Array(values));
+                Some(Out::Schema(Value::Object(out)))
+            }
+            Err((why, base)) => {
+                self.note(path, format!("dropped enum ({why})"));
+                if types.is_empty()
+                    && let Some(t) = base
+                {
+                    m.insert("type".into(), Value::String(t.into()));
+                }
+                None
+            }
+        }
+    }
+
     /// Copy the keywords of `m` that type `ty` supports into `out`.
     pub(super) fn keywords(
         &mut self,

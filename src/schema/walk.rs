@@ -303,32 +303,6 @@ impl<'a> Walker<'a> {
         Out::Schema(Value::Object(out))
     }
 
-    /// `const`/`enum` decide the grammar on their own.
-    fn constant(&mut self, m: &mut Map<String, Value>, types: &[&str], path: &str) -> Option<Out> {
-        if let Some(c) = m.get("const") {
-            let mut out = annotations(m);
-            out.insert("const".into(), c.clone());
-            return Some(Out::Schema(Value::Object(out)));
-        }
-        let e = m.remove("enum")?;
-        match super::keywords::enum_values(&e, types) {
-            Ok(values) => {
-                let mut out = annotations(m);
-                out.insert("enum".into(), Value::Array(values));
-                Some(Out::Schema(Value::Object(out)))
-            }
-            Err((why, base)) => {
-                self.note(path, format!("dropped enum ({why})"));
-                if types.is_empty()
-                    && let Some(t) = base
-                {
-                    m.insert("type".into(), Value::String(t.into()));
-                }
-                None
-            }
-        }
-    }
-
     /// Rewrite a sub-schema found under a keyword (items, properties…).
     pub(super) fn child(&mut self, s: &Value, path: &str, depth: usize) -> Out {
         self.walk(s, path, depth + 1)

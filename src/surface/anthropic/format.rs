@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ProxyError;
 
-use super::request::bad;
+use super::fields::bad;
 
 /// The JSON Schema a request asks the answer to follow, if any. Refused
 /// (400): both fields given, or a format that is not a `json_schema` with

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use crate::error::ProxyError;
 
 use super::{
+    fields::{bad, str_of},
     go,
-    request::{bad, str_of},
 };
 
 /// `convertMessage`: one Anthropic message → Ollama messages. Tool results

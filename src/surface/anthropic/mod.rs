@@ -2,13 +2,16 @@
 //!
 //! [`request::translate`] turns a `MessagesRequest` into an Ollama
 //! `/api/chat` body the way Ollama's Anthropic layer does (with the
-//! `tool_choice` augur's tool emulation reads), and [`response::render`]
-//! writes the pipeline's Ollama-shaped output back as an Anthropic
-//! `message` or as SSE events, byte-compatible with Ollama's own writer.
+//! `tool_choice` augur's tool emulation reads), and [`render`] writes the
+//! pipeline's Ollama-shaped output back as an Anthropic `message`
+//! (`response`) or as SSE events (`stream`), byte-compatible with
+//! Ollama's own writer.
 //! Pure functions: the route owns the I/O.
 
+mod answer;
 mod decode;
 mod estimate;
+mod fields;
 mod format;
 mod go;
 mod messages;
@@ -19,8 +22,8 @@ pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 
+pub use answer::Meta;
 pub use request::{Translated, translate};
-pub use response::{Meta, render};
 
 use axum::{
     extract::{Request, State},
@@ -28,7 +31,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Translation};
+use super::{Adapter, Translation, json_answer, sse_answer};
 use crate::{
     error::ProxyError,
     ingress::Admitted,
@@ -65,5 +68,17 @@ impl Adapter for Messages {
 
     fn render(&self, meta: Meta, out: Output) -> Response {
         render(meta, out)
+    }
+}
+
+/// Render an Ollama-shaped [`Output`] as Anthropic's answer: one JSON
+/// object, or SSE events written as each chunk arrives. The output's
+/// headers (`X-Augur-*`) are passed on.
+pub fn render(meta: Meta, output: Output) -> Response {
+    match output {
+        Output::Full { value, headers } => {
+            json_answer(go::marshal(&response::message(&meta, &value)), headers)
+        }
+        Output::Stream { rx, headers } => sse_answer(stream::body(meta, rx), true, headers),
     }
 }

@@ -11,7 +11,12 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProxyError;
 
-use super::{decode, estimate, format, messages::convert_message};
+use super::{
+    decode, estimate,
+    fields::{bad, str_of},
+    format,
+    messages::convert_message,
+};
 
 /// The translated request and what the answer needs to be rendered.
 #[derive(Debug, Clone)]
@@ -34,14 +39,6 @@ pub struct Translated {
     /// search loop itself (`WebSearchAnthropicWriter`); augur does not, so
     /// such a request is best forwarded to Ollama's `/v1/messages`.
     pub web_search: bool,
-}
-
-pub(super) fn bad(message: impl Into<String>) -> ProxyError {
-    ProxyError::BadRequest(message.into())
-}
-
-pub(super) fn str_of<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
-    m.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// Translate an Anthropic Messages request. Errors are 400s with the texts

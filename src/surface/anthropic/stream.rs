@@ -25,8 +25,8 @@ use crate::{
 };
 
 use super::{
+    answer::{Meta, count_of, stop_reason, text_of, tool_use_block},
     go,
-    response::{Meta, count_of, stop_reason, text_of, tool_use_block},
 };
 
 /// One SSE event: its name and its data.

@@ -3,18 +3,20 @@
 //! [`request::translate`] turns a Responses request into the Ollama
 //! `/api/chat` body the pipeline runs (tools, `tool_choice`, `text.format`
 //! and history in the forms augur's tool emulation and format repair
-//! read); [`response::render`] turns the pipeline's Ollama-shaped output
-//! back into a `response` object or its SSE events. Both follow Ollama's
-//! own Responses layer wherever a client could tell the difference, but
-//! for two things Ollama's layer drops: `text.format: json_object` is JSON
-//! mode, and tools that are not functions (Codex's `web_search`, …) are
-//! left out where neither the model nor Ollama can run them (`hosted`).
+//! read); [`render`] turns the pipeline's Ollama-shaped output back into
+//! a `response` object ([`response`]) or its SSE events ([`stream`]).
+//! Both follow Ollama's own Responses layer wherever a client could tell
+//! the difference, but for two things Ollama's layer drops: `text.format:
+//! json_object` is JSON mode, and tools that are not functions (Codex's
+//! `web_search`, …) are left out where neither the model nor Ollama can
+//! run them (`hosted`).
 //! Errors before an answer starts take OpenAI's error shape
 //! ([`crate::error::Flavor::OpenAi`]); a stream that fails part-way ends
 //! with `response.failed` ([`failed_event`]), and so does a stream augur
 //! forwards without its pipeline when the upstream cuts it (see
 //! `crate::upstream`; before the response opened: an `error` event).
 
+mod answer;
 mod echo;
 mod go;
 mod hosted;
@@ -22,8 +24,8 @@ pub(crate) mod request;
 pub(crate) mod response;
 mod stream;
 
+pub(crate) use answer::Meta;
 pub(crate) use request::translate;
-pub(crate) use response::{Meta, render};
 
 use axum::{
     extract::{Request, State},
@@ -31,7 +33,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Amended, Translation};
+use super::{Adapter, Amended, Translation, frames, json_answer, sse_answer};
 use crate::{
     error::ProxyError,
     ingress::Admitted,
@@ -89,5 +91,19 @@ impl Adapter for Responses {
 
     fn amended(&self, run: &Run) -> Option<Amended> {
         run.dropped.as_ref().map(hosted::Dropped::amended)
+    }
+}
+
+/// Render an Ollama-shaped [`Output`] as a Responses answer.
+pub(crate) fn render(meta: Meta, out: Output) -> Response {
+    match out {
+        Output::Full { value, headers } => {
+            let text = crate::wire::to_go_json(&response::whole(&meta, &value, answer::now()));
+            json_answer(text, headers)
+        }
+        Output::Stream { rx, headers } => {
+            let converter = stream::Converter::new(meta, answer::now);
+            sse_answer(frames::body(rx, converter), true, headers)
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! its tool emulation reads) and `parallel_tool_calls`, which Ollama drops.
 
 mod decode;
+mod fields;
 mod items;
 mod messages;
 

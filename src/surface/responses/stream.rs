@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use crate::error::ProxyError;
 
 use super::{
+    answer::{self, Meta, count, random_id_number, text},
     echo::{self, State},
     go,
-    response::{self, Meta, count, random_id_number, text},
 };
 
 /// The state of one stream's events.
@@ -100,7 +100,7 @@ impl Converter {
     pub(super) fn process(&mut self, chunk: &Value) -> Vec<Bytes> {
         let mut out = Vec::new();
         let message = chunk.get("message");
-        let calls = message.map(response::calls).unwrap_or_default();
+        let calls = message.map(answer::calls).unwrap_or_default();
         let thinking = text(message, "thinking");
         if self.first_write {
             self.first_write = false;
@@ -186,7 +186,7 @@ impl Converter {
         ));
     }
 
-    fn function_calls(&mut self, calls: Vec<response::Call>, out: &mut Vec<Bytes>) {
+    fn function_calls(&mut self, calls: Vec<answer::Call>, out: &mut Vec<Bytes>) {
         let count = calls.len();
         for (i, c) in calls.into_iter().enumerate() {
             let index = self.output_index + i;

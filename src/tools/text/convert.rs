@@ -17,7 +17,7 @@ pub(super) fn body_calls(body: &str, set: &ToolSet) -> Result<Vec<ToolCall>, Tex
     let calls = if json {
         json_calls(body, set)?
     } else if body.starts_with(xml::FUNCTION) {
-        xml::calls(body, set)?
+        python_calls(xml::calls(body, set)?, set)?
     } else {
         python_calls(python::calls(body)?, set)?
     };

@@ -7,6 +7,7 @@
 //! from its start on every piece.
 
 use super::framed::{JsonKind, MARKERS, bare_opener};
+use super::partial::{M, is_name_char, literal};
 use super::xml::FUNCTION;
 use crate::tools::ToolSet;
 
@@ -50,23 +51,6 @@ pub(super) enum Opening {
     Python,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum M {
-    Yes(usize),
-    Maybe,
-    No,
-}
-
-pub(super) fn literal(s: &str, lit: &str) -> M {
-    if s.starts_with(lit) {
-        M::Yes(lit.len())
-    } else if lit.starts_with(s) {
-        M::Maybe
-    } else {
-        M::No
-    }
-}
-
 /// Leading whitespace of `s`, if at most [`MAX_WS`] bytes (read no
 /// further than that).
 fn ws_len(s: &str) -> Option<usize> {
@@ -81,10 +65,6 @@ fn ws_len(s: &str) -> Option<usize> {
         }
     }
     Some(n)
-}
-
-pub(super) fn is_name_char(c: char) -> bool {
-    c == '_' || c == '.' || c.is_alphanumeric()
 }
 
 /// The opening at the start of `s`; `line_start`: `s` starts a line (or

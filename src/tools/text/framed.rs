@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::TextError;
 use super::convert::{body_calls, json_call};
-use super::frame::{M, literal};
+use super::partial::{M, is_name_char, literal};
 use crate::tools::{ToolCall, ToolSet};
 
 /// What opened a framed JSON block.
@@ -141,7 +141,7 @@ fn named(s: &str) -> Head {
     if start > MAX_WS {
         return Head::Bad;
     }
-    let name_len = prefix_len(&s[start..], super::frame::is_name_char);
+    let name_len = prefix_len(&s[start..], is_name_char);
     if name_len == 0 || name_len > MAX_NAME {
         return Head::Bad;
     }

@@ -49,6 +49,7 @@ mod convert;
 mod frame;
 mod framed;
 mod literal;
+mod partial;
 mod prompt;
 pub(crate) mod python;
 mod render;

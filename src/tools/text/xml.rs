@@ -13,14 +13,14 @@
 //! (`null`, `boolean`, `integer`, `number`, `object`, `array`, tried in
 //! that order when several are declared, JSON or Python literals for
 //! containers); a value that reads as none of them stays a string. The
-//! calls then go the way of the Python form's ([`super::convert`]).
+//! calls come out as the Python form's do ([`PyCall`]), for the block's
+//! reader to turn into tool calls.
 
 use serde_json::{Number, Value};
 
-use super::convert::python_calls;
 use super::python::{Arg, Cur, PyCall};
 use super::{MAX_CALLS, TextError};
-use crate::tools::{Tool, ToolCall, ToolSet};
+use crate::tools::{Tool, ToolSet};
 
 pub(super) const FUNCTION: &str = "<function=";
 const FUNCTION_END: &str = "</function>";
@@ -29,7 +29,7 @@ const PARAMETER_END: &str = "</parameter>";
 
 /// The calls in `body`: `<function=…>` blocks one after another, the
 /// last one's `</function>` optional.
-pub(super) fn calls(body: &str, set: &ToolSet) -> Result<Vec<ToolCall>, TextError> {
+pub(super) fn calls(body: &str, set: &ToolSet) -> Result<Vec<PyCall>, TextError> {
     let mut rest = body.trim_start();
     let mut out = Vec::new();
     while !rest.is_empty() {
@@ -52,7 +52,7 @@ pub(super) fn calls(body: &str, set: &ToolSet) -> Result<Vec<ToolCall>, TextErro
         });
         rest = after.trim_start();
     }
-    python_calls(out, set)
+    Ok(out)
 }
 
 /// `<open…>` (e.g. `<function=get_weather>`) at the start of `s`: the

@@ -75,8 +75,8 @@ fn stop_reasons_map_like_ollama() {
 
 #[test]
 fn message_ids_look_like_ollamas() {
-    let a = crate::surface::anthropic::response::message_id();
-    let b = crate::surface::anthropic::response::message_id();
+    let a = crate::surface::anthropic::answer::message_id();
+    let b = crate::surface::anthropic::answer::message_id();
     assert_ne!(a, b);
     assert_eq!(a.len(), 4 + 24);
     assert!(a.starts_with("msg_") && a[4..].bytes().all(|c| c.is_ascii_hexdigit()));

@@ -8,8 +8,10 @@ use tokio::sync::mpsc;
 use crate::{error::ProxyError, pipeline::output::Output};
 
 use super::{
+    answer::{Meta, stop_reason},
+    render,
     request::{Translated, translate},
-    response::{Meta, message, render, stop_reason},
+    response::message,
     stream::{Converter, Event},
 };
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::error::ProxyError;
 
 use super::super::go;
-use super::decode::{Fields, bad, value_error, value_error_text};
+use super::fields::{Fields, bad, value_error, value_error_text};
 
 /// One `input` item.
 pub(super) enum Item<'a> {

@@ -4,13 +4,18 @@
 
 use std::sync::Arc;
 
+use axum::response::Response;
 use http::{HeaderMap, HeaderValue};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::error::ProxyError;
+use crate::{
+    error::ProxyError,
+    pipeline::output::Output,
+    surface::responses::{echo::Echo, render},
+};
 
 pub(crate) fn meta(echo: Echo) -> Meta {
     Meta {
