@@ -258,15 +258,20 @@ fn resolve(path: &str, from: &str, crate_path: &str, known: &BTreeSet<String>) -
     best
 }
 
-#[test]
-fn the_pipelines_modules_import_each_other_one_way() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline");
+/// The imports between the modules of `src/<folder>` (module paths as
+/// [`folder_modules`] names them), parents and the folder's own `mod.rs`
+/// left out.
+fn folder_edges(folder: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(folder);
     let modules = folder_modules(&dir);
     let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let crate_path = format!("crate::{folder}");
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (from, text) in &modules {
         for path in named_paths(text) {
-            let Some(to) = resolve(&path, from, "crate::pipeline", &known) else {
+            let Some(to) = resolve(&path, from, &crate_path, &known) else {
                 continue;
             };
             // A module's own parents hold it: not an import.
@@ -275,10 +280,11 @@ fn the_pipelines_modules_import_each_other_one_way() {
             }
         }
     }
-    assert!(
-        edges.get("deliver").is_some_and(|e| e.contains("chunk")),
-        "the reader sees the pipeline's imports: {edges:?}"
-    );
+    edges
+}
+
+/// A cycle among `edges`, written `a -> b -> a`.
+fn cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<String> {
     for start in edges.keys() {
         let mut stack = vec![vec![start.clone()]];
         let mut seen = BTreeSet::new();
@@ -286,10 +292,7 @@ fn the_pipelines_modules_import_each_other_one_way() {
             let at = path.last().unwrap();
             for to in edges.get(at).into_iter().flatten() {
                 if to == start {
-                    panic!(
-                        "import cycle in src/pipeline: {} -> {to}",
-                        path.join(" -> ")
-                    );
+                    return Some(format!("{} -> {to}", path.join(" -> ")));
                 }
                 if seen.insert(to.clone()) {
                     let mut next = path.clone();
@@ -299,6 +302,45 @@ fn the_pipelines_modules_import_each_other_one_way() {
             }
         }
     }
+    None
+}
+
+#[test]
+fn the_pipelines_modules_import_each_other_one_way() {
+    let edges = folder_edges("pipeline");
+    assert!(
+        edges.get("deliver").is_some_and(|e| e.contains("chunk")),
+        "the reader sees the pipeline's imports: {edges:?}"
+    );
+    if let Some(cycle) = cycle(&edges) {
+        panic!("import cycle in src/pipeline: {cycle}");
+    }
+}
+
+/// Inside every folder of `src/` too, modules import each other one way.
+#[test]
+fn every_folders_modules_import_each_other_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut folders = Vec::new();
+    for entry in fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            folders.push(path.file_name().unwrap().to_string_lossy().to_string());
+        }
+    }
+    assert!(folders.len() >= 10, "{folders:?}");
+    let surface = folder_edges("surface");
+    assert!(
+        surface
+            .get("anthropic/stream")
+            .is_some_and(|e| e.contains("anthropic/answer")),
+        "the reader sees nested imports: {surface:?}"
+    );
+    let cycles: Vec<String> = folders
+        .iter()
+        .filter_map(|f| cycle(&folder_edges(f)).map(|c| format!("src/{f}: {c}")))
+        .collect();
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
 }
 
 #[test]
