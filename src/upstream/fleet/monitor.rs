@@ -90,12 +90,7 @@ async fn refresh_one(member: &Member, client: &Upstream, models: bool) {
     if outcome.is_err() {
         return;
     }
-    match get_json(client, "/api/ps").await {
-        Ok(listing) => member.set_loaded(names(&listing)),
-        Err(e) => {
-            tracing::debug!(upstream = member.name(), error = %e, "reading loaded models failed")
-        }
-    }
+    super::loaded::read(member, client).await;
     if models {
         match get_json(client, "/api/tags").await {
             Ok(listing) => member.set_models(names(&listing)),
@@ -119,7 +114,7 @@ async fn probe(client: &Upstream) -> Result<(), String> {
 }
 
 /// `GET path`, its JSON answer (bounded in time and size).
-async fn get_json(client: &Upstream, path: &str) -> Result<Value, String> {
+pub(super) async fn get_json(client: &Upstream, path: &str) -> Result<Value, String> {
     let call = async {
         let req = Request::get(path)
             .body(Body::empty())
