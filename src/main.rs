@@ -181,6 +181,11 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
         .collect();
     // With several upstreams: probe them, learn their models.
     let monitor = state.fleet.spawn_monitor(shutdown.clone());
+    // With one upstream: read the models it has loaded (the monitor
+    // does, with several).
+    let loaded = state
+        .fleet
+        .spawn_loaded_poller(augur::upstream::LOADED_POLL_EVERY, shutdown.clone());
     // Histogram samples are buffered until folded in; fold them regularly
     // so memory stays flat whether or not anything scrapes /metrics.
     if let Some(handle) = state.metrics.clone() {
@@ -223,8 +228,8 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
     for reloader in tls_reloaders {
         let _ = reloader.await;
     }
-    if let Some(monitor) = monitor {
-        let _ = monitor.await;
+    for task in [monitor, loaded].into_iter().flatten() {
+        let _ = task.await;
     }
     tracing::info!("augur stopped");
     Ok(())

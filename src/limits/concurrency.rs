@@ -78,6 +78,23 @@ impl Semaphores {
         })
     }
 
+    /// Each pool's model and state (at most `max_rows`, by model).
+    pub(crate) fn views(&self, max_rows: usize) -> Vec<(String, super::fair::GateView)> {
+        let gates: Vec<(String, Arc<Gate>)> = {
+            let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+            map.iter()
+                .map(|((model, _), g)| (model.clone(), g.clone()))
+                .collect()
+        };
+        let mut views: Vec<_> = gates
+            .into_iter()
+            .map(|(model, g)| (model, g.view(max_rows)))
+            .collect();
+        views.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        views.truncate(max_rows);
+        views
+    }
+
     /// Drop idle pools; held ones stay alive through their slots.
     pub(crate) fn housekeeping(&self) {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());

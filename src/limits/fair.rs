@@ -77,6 +77,16 @@ impl std::fmt::Debug for Gate {
     }
 }
 
+/// What the status page shows of one gate.
+#[derive(Debug, Clone)]
+pub(crate) struct GateView {
+    pub label: String,
+    pub max: u32,
+    pub in_flight: u32,
+    /// Requests waiting, by principal label.
+    pub waiting: Vec<(String, usize)>,
+}
+
 /// One held slot; released on drop (to the next waiter, if any).
 #[derive(Debug)]
 pub(crate) struct Slot {
@@ -126,6 +136,25 @@ impl Gate {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Its slots and who waits for them (at most `max_rows` principals,
+    /// the longest queues first).
+    pub(crate) fn view(&self, max_rows: usize) -> GateView {
+        let st = self.lock();
+        let mut waiting: Vec<(String, usize)> = st
+            .flows
+            .values()
+            .map(|f| (f.label.clone(), f.waiting))
+            .collect();
+        waiting.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        waiting.truncate(max_rows);
+        GateView {
+            label: self.label.clone(),
+            max: self.max,
+            in_flight: st.in_flight,
+            waiting,
+        }
     }
 
     /// Whether nothing holds or waits for a slot.

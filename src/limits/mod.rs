@@ -56,6 +56,7 @@ pub(crate) mod error;
 pub(crate) mod fair;
 pub(crate) mod rate;
 pub(crate) mod shared;
+mod status;
 mod tokens;
 pub(crate) mod usage;
 

@@ -10,8 +10,8 @@
 use std::{
     collections::HashMap,
     num::NonZeroU32,
-    sync::{Arc, RwLock},
-    time::Duration,
+    sync::{Arc, Mutex, RwLock},
+    time::{Duration, Instant},
 };
 
 use governor::{
@@ -90,10 +90,38 @@ fn quota_of(rate: &RateLimit) -> Option<(u32, u32, Quota)> {
     ))
 }
 
+/// Most (scope, key) pairs whose last check is kept for the status page.
+const MAX_SEEN: usize = 256;
+
+/// The last check of one (scope, key): its bucket as it was then.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    burst: u32,
+    remaining: u32,
+    interval: Duration,
+    at: Instant,
+}
+
+impl Seen {
+    /// Requests left now: what was left, refilled one per interval since.
+    fn remaining_now(&self, now: Instant) -> u32 {
+        let refilled =
+            now.saturating_duration_since(self.at).as_nanos() / self.interval.as_nanos().max(1);
+        let refilled = u32::try_from(refilled).unwrap_or(u32::MAX);
+        self.remaining.saturating_add(refilled).min(self.burst)
+    }
+}
+
+/// One row of [`RateLimiters::views`]: scope, key, burst, requests left now.
+pub(crate) type RateView = (Scope, String, u32, u32);
+
 /// All request-rate limiters.
 #[derive(Debug, Default)]
 pub(crate) struct RateLimiters {
     limiters: RwLock<HashMap<QuotaKey, Arc<Limiter>>>,
+    /// The last check per (scope, key), at most [`MAX_SEEN`]; written
+    /// only when its lock is free (a request never waits for it).
+    seen: Mutex<HashMap<(Scope, String), Seen>>,
 }
 
 impl RateLimiters {
@@ -126,13 +154,15 @@ impl RateLimiters {
             burst,
         };
         let limiter = self.limiter(key, quota);
+        let interval = quota.replenish_interval();
         match limiter.check_key(&who.to_string()) {
-            Ok(state) => Ok(Some(RateInfo::gcra(
-                burst,
-                state.remaining_burst_capacity(),
-                quota.replenish_interval(),
-            ))),
+            Ok(state) => {
+                let remaining = state.remaining_burst_capacity();
+                self.note(scope, who, burst, remaining, interval);
+                Ok(Some(RateInfo::gcra(burst, remaining, interval)))
+            }
             Err(not_until) => {
+                self.note(scope, who, burst, 0, interval);
                 let wait: Duration = not_until.wait_time_from(limiter.clock().now());
                 metrics::counter!("augur_rate_limited_total", "scope" => scope.as_str())
                     .increment(1);
@@ -145,13 +175,87 @@ impl RateLimiters {
         }
     }
 
+    /// Keep the bucket `who` had after this check, if the table's lock is
+    /// free and it has room.
+    fn note(&self, scope: Scope, who: &str, burst: u32, remaining: u32, interval: Duration) {
+        let Ok(mut seen) = self.seen.try_lock() else {
+            return;
+        };
+        let last = Seen {
+            burst,
+            remaining,
+            interval,
+            at: Instant::now(),
+        };
+        if let Some(entry) = seen.get_mut(&(scope, who.to_string())) {
+            *entry = last;
+        } else if seen.len() < MAX_SEEN {
+            seen.insert((scope, who.to_string()), last);
+        }
+    }
+
+    /// The buckets checked lately and not yet full again (at most
+    /// `max_rows`, the emptiest first).
+    pub(crate) fn views(&self, max_rows: usize) -> Vec<RateView> {
+        let now = Instant::now();
+        let mut rows: Vec<RateView> = {
+            let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+            seen.iter()
+                .map(|((scope, who), s)| (*scope, who.clone(), s.burst, s.remaining_now(now)))
+                .filter(|r| r.3 < r.2)
+                .collect()
+        };
+        let share = |r: &RateView| f64::from(r.3) / f64::from(r.2.max(1));
+        rows.sort_unstable_by(|a, b| share(a).total_cmp(&share(b)).then_with(|| a.1.cmp(&b.1)));
+        rows.truncate(max_rows);
+        rows
+    }
+
     /// Forget idle keys and drop limiters that track none.
     pub(crate) fn housekeeping(&self) {
+        let now = Instant::now();
+        self.seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, s| s.remaining_now(now) < s.burst);
         let mut map = self.limiters.write().unwrap_or_else(|p| p.into_inner());
         map.retain(|_, l| {
             l.retain_recent();
             l.shrink_to_fit();
             !l.is_empty()
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_check_of_each_key_is_kept_and_refills() {
+        let limiters = RateLimiters::default();
+        let rate = RateLimit {
+            requests_per_minute: Some(60),
+            burst: Some(2),
+            tokens_per_minute: None,
+        };
+        assert!(limiters.check(Scope::Principal, &rate, "ip:1").is_ok());
+        let views = limiters.views(10);
+        assert_eq!(views, [(Scope::Principal, "ip:1".to_string(), 2, 1)]);
+        assert!(limiters.check(Scope::Principal, &rate, "ip:1").is_ok());
+        assert!(limiters.check(Scope::Principal, &rate, "ip:1").is_err());
+        assert_eq!(limiters.views(10)[0].3, 0);
+        // One request a second: two seconds later the burst is full again.
+        let seen = Seen {
+            burst: 2,
+            remaining: 0,
+            interval: Duration::from_secs(1),
+            at: Instant::now() - Duration::from_secs(2),
+        };
+        assert_eq!(seen.remaining_now(Instant::now()), 2);
+        for i in 0..MAX_SEEN + 10 {
+            let _ = limiters.check(Scope::Model, &rate, &format!("ip:{i}\0m"));
+        }
+        assert_eq!(limiters.seen.lock().unwrap().len(), MAX_SEEN);
     }
 }

@@ -89,6 +89,27 @@ impl TokenBuckets {
         self.with(key, |b| b.balance)
     }
 
+    /// Each bucket's key, budget and balance now (at most `max_rows`, the
+    /// most spent first).
+    pub(crate) fn views(&self, max_rows: usize) -> Vec<(String, u64, f64)> {
+        let now = Instant::now();
+        let mut rows: Vec<(String, u64, f64)> = {
+            let mut map = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+            map.iter_mut()
+                .map(|(k, b)| {
+                    b.refill(k.per_minute, now);
+                    (k.who.clone(), k.per_minute, b.balance)
+                })
+                .collect()
+        };
+        rows.sort_unstable_by(|a, b| {
+            let spent = |r: &(String, u64, f64)| r.2 / r.1.max(1) as f64;
+            spent(a).total_cmp(&spent(b)).then_with(|| a.0.cmp(&b.0))
+        });
+        rows.truncate(max_rows);
+        rows
+    }
+
     /// Drop full buckets: a new bucket starts full anyway.
     pub(crate) fn housekeeping(&self) {
         let now = Instant::now();

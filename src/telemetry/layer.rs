@@ -88,6 +88,7 @@ where
             status: 0,
             request_id: id,
             streaming: false,
+            events: Vec::new(),
         };
         TelemetryFuture {
             inner: self.inner.call(req),
@@ -146,6 +147,7 @@ where
             .headers
             .insert(REQUEST_ID.clone(), finish.request_id.clone());
         finish.status = parts.status.as_u16();
+        finish.events = super::events::classify(parts.status, &parts.headers);
         finish.streaming =
             crate::wire::content::BodyKind::of(parts.headers.get(http::header::CONTENT_TYPE))
                 .is_stream();
@@ -169,6 +171,8 @@ struct Finish {
     request_id: HeaderValue,
     /// An NDJSON / SSE response, counted in `augur_streams_in_flight`.
     streaming: bool,
+    /// What the response reports augur did (see [`super::events`]).
+    events: Vec<(super::events::Kind, String)>,
 }
 
 /// Metric handles of one (route, status), registered once per worker
@@ -216,6 +220,7 @@ impl Finish {
             }
             m.overhead.record(overhead.as_secs_f64());
         });
+        self.record_events();
         if !super::access_log_enabled() {
             return;
         }
@@ -236,6 +241,29 @@ impl Finish {
             overhead_ms = overhead.as_secs_f64() * 1000.0,
             "request"
         );
+    }
+}
+
+impl Finish {
+    /// Count the request, and keep what augur did to it among the recent
+    /// events.
+    fn record_events(&self) {
+        let events = super::events::global();
+        events.request_ended();
+        if self.events.is_empty() {
+            return;
+        }
+        let (model, principal) = self.timing.names();
+        let id = self.request_id.to_str().unwrap_or("-");
+        for (kind, detail) in &self.events {
+            events.record(
+                *kind,
+                id,
+                principal.as_deref().unwrap_or("-"),
+                model.as_deref().unwrap_or("-"),
+                detail,
+            );
+        }
     }
 }
 
@@ -314,6 +342,7 @@ mod tests {
                 status: 200,
                 request_id: HeaderValue::from_static("-"),
                 streaming: true,
+                events: Vec::new(),
             }),
         });
         for _ in 0..2 {

@@ -4,8 +4,10 @@
 //! client's own if sent), and when the response body has been fully sent it
 //! writes one log line and records `augur_requests_total`,
 //! `augur_request_duration_seconds`, `augur_upstream_duration_seconds` and
-//! `augur_overhead_seconds` (total minus time waiting on the upstream).
+//! `augur_overhead_seconds` (total minus time waiting on the upstream),
+//! and what augur did to it in the ring of recent events ([`events`]).
 
+pub mod events;
 pub mod genai;
 mod layer;
 
@@ -51,7 +53,8 @@ pub(crate) fn access_log_enabled() -> bool {
 }
 
 /// Per-request timing and labels, shared between the stages of one request.
-/// The labels are kept only while the access log is on.
+/// The model and principal are always kept (the recent events name
+/// them); the other labels only while the access log is on.
 #[derive(Debug, Default)]
 pub struct Timing {
     upstream_headers_ns: AtomicU64,
@@ -86,9 +89,6 @@ impl Timing {
 
     /// Record the model a request is for.
     pub fn set_model(&self, model: &str) {
-        if !access_log_enabled() {
-            return;
-        }
         if let Ok(mut l) = self.labels.lock() {
             l.model = Some(model.to_string());
         }
@@ -96,9 +96,6 @@ impl Timing {
 
     /// Record who sent the request (an API key id or "anonymous").
     pub fn set_principal(&self, principal: &str) {
-        if !access_log_enabled() {
-            return;
-        }
         if let Ok(mut l) = self.labels.lock() {
             l.principal = Some(principal.to_string());
         }
@@ -140,7 +137,22 @@ impl Timing {
         Duration::from_nanos(total.max(headers))
     }
 
+    /// The model and principal recorded, if any.
+    fn names(&self) -> (Option<String>, Option<String>) {
+        self.labels
+            .lock()
+            .map(|l| (l.model.clone(), l.principal.clone()))
+            .unwrap_or_default()
+    }
+
     fn labels(&self) -> Labels {
         self.labels.lock().map(|l| l.clone()).unwrap_or_default()
     }
+}
+
+/// `t` as RFC 3339 (empty if it cannot be written).
+pub(crate) fn rfc3339(t: std::time::SystemTime) -> String {
+    time::OffsetDateTime::from(t)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }

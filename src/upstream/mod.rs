@@ -37,7 +37,7 @@ use crate::{
     error::{Flavor, ProxyError},
     telemetry::Timing,
 };
-pub use fleet::{Fleet, Target};
+pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
 use guard::{GuardedBody, Terminator};
 pub use headers::strip_hop_by_hop;
 use pool::{Pool, SendError};

@@ -62,6 +62,7 @@ mod responses;
 mod retry_feedback;
 mod scopes;
 mod shared_limits;
+mod status;
 mod surface_anthropic;
 mod text_calls;
 mod text_mode;

@@ -84,6 +84,9 @@ pub(crate) struct Member {
     stalls: metrics::Counter,
     health_gauge: metrics::Gauge,
     catalog: ArcSwap<Catalog>,
+    /// The last `/api/ps` read, in detail (see [`super::loaded`]).
+    loaded: ArcSwap<super::ps::Loaded>,
+    pub(super) gauges: super::ps::Gauges,
     /// The last failure and when it happened (for `/-/upstreams`); only
     /// written when something failed.
     last_error: Mutex<Option<(String, SystemTime)>>,
@@ -98,6 +101,7 @@ impl Member {
             ..Catalog::default()
         };
         let health_gauge = metrics::gauge!("augur_upstream_healthy", "upstream" => n.clone());
+        let gauges = super::ps::Gauges::new(&n);
         health_gauge.set(1.0);
         Self {
             load: Arc::new(Load {
@@ -111,6 +115,8 @@ impl Member {
             stalls: metrics::counter!("augur_upstream_first_byte_timeouts_total", "upstream" => n),
             health_gauge,
             catalog: ArcSwap::from_pointee(catalog),
+            loaded: ArcSwap::from_pointee(super::ps::Loaded::default()),
+            gauges,
             last_error: Mutex::new(None),
             label: Arc::from(spec.name.as_str()),
             spec,
@@ -256,6 +262,28 @@ impl Member {
             loaded,
             models_at: current.models_at,
             loaded_at: Some(SystemTime::now()),
+        }));
+    }
+}
+
+impl Member {
+    /// The last `/api/ps` read, in detail.
+    pub(super) fn loaded_detail(&self) -> arc_swap::Guard<Arc<super::ps::Loaded>> {
+        self.loaded.load()
+    }
+
+    /// A successful `/api/ps` read.
+    pub(super) fn set_loaded_detail(&self, loaded: super::ps::Loaded) {
+        self.loaded.store(Arc::new(loaded));
+    }
+
+    /// A failed `/api/ps` read: the models of the last good one stay.
+    pub(super) fn loaded_failed(&self, error: String) {
+        let current = self.loaded.load();
+        self.loaded.store(Arc::new(super::ps::Loaded {
+            models: current.models.clone(),
+            read_at: current.read_at,
+            error: Some(error),
         }));
     }
 }

@@ -14,14 +14,18 @@
 //! Every worker thread has its own clients (connection pools) and shares
 //! the rest: each upstream's health, load, models and metrics
 //! ([`member`]). With several upstreams a monitor ([`monitor`]) probes
-//! each one and reads its models; with one, nothing is chosen and nothing
-//! runs in the background: the request path costs a branch and the
-//! in-flight count.
+//! each one and reads its models; with one, nothing is chosen, and only a
+//! poller of its loaded models ([`loaded`], for the status page and
+//! metrics) runs in the background: the request path costs a branch and
+//! the in-flight count.
 
+mod get;
 mod listing;
+mod loaded;
 mod member;
 mod monitor;
 pub(crate) mod pick;
+mod ps;
 mod send;
 mod status;
 
@@ -34,8 +38,10 @@ use super::Upstream;
 use crate::{config::Config, error::ProxyError};
 
 pub(crate) use listing::Listing;
+pub use loaded::LOADED_POLL_EVERY;
 pub(crate) use member::InFlight;
 use member::Member;
+pub use ps::MAX_VRAM_SERIES;
 
 /// Names the upstream a request must go to (its configured name).
 pub(crate) static X_AUGUR_UPSTREAM: HeaderName = HeaderName::from_static("x-augur-upstream");

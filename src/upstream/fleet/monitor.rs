@@ -9,21 +9,14 @@
 //! that answers comes back. `/-/ready` and `/-/upstreams` run the same
 //! probes on demand.
 
-use std::{collections::HashSet, time::Duration};
+use std::collections::HashSet;
 
-use axum::body::Body;
-use http::Request;
-use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
-use super::{Fleet, member::Member};
+use super::{Fleet, get::get_json, member::Member};
 use crate::upstream::Upstream;
 
-/// Longest wait for one probe or listing.
-pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-/// Largest listing read.
-const LIST_LIMIT: usize = 8 * 1024 * 1024;
 /// Most model names kept per upstream.
 const MAX_NAMES: usize = 10_000;
 
@@ -90,12 +83,7 @@ async fn refresh_one(member: &Member, client: &Upstream, models: bool) {
     if outcome.is_err() {
         return;
     }
-    match get_json(client, "/api/ps").await {
-        Ok(listing) => member.set_loaded(names(&listing)),
-        Err(e) => {
-            tracing::debug!(upstream = member.name(), error = %e, "reading loaded models failed")
-        }
-    }
+    super::loaded::read(member, client).await;
     if models {
         match get_json(client, "/api/tags").await {
             Ok(listing) => member.set_models(names(&listing)),
@@ -116,32 +104,6 @@ fn record(member: &Member, outcome: &Result<(), String>) {
 /// `GET /api/version` answered with a success.
 async fn probe(client: &Upstream) -> Result<(), String> {
     get_json(client, "/api/version").await.map(|_| ())
-}
-
-/// `GET path`, its JSON answer (bounded in time and size).
-async fn get_json(client: &Upstream, path: &str) -> Result<Value, String> {
-    let call = async {
-        let req = Request::get(path)
-            .body(Body::empty())
-            .map_err(|e| e.to_string())?;
-        let response = client
-            .call(req, None, None)
-            .await
-            .map_err(|e| e.to_string())?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(format!("{path} answered {status}"));
-        }
-        let bytes = Limited::new(response.into_body(), LIST_LIMIT)
-            .collect()
-            .await
-            .map_err(|e| format!("{path}: {e}"))?
-            .to_bytes();
-        serde_json::from_slice(&bytes).map_err(|e| format!("{path}: {e}"))
-    };
-    tokio::time::timeout(PROBE_TIMEOUT, call)
-        .await
-        .map_err(|_| format!("{path} did not answer within {} s", PROBE_TIMEOUT.as_secs()))?
 }
 
 /// The normalized names of a `/api/tags` or `/api/ps` listing (`name`

@@ -1,5 +1,9 @@
 //! The admin listener, separate from the proxy port: liveness, readiness,
-//! Prometheus metrics, the active policy and the upstreams' state.
+//! Prometheus metrics, the active policy, the upstreams' state and the
+//! status page ([`page`], fed by [`status`]).
+
+mod page;
+mod status;
 
 use axum::{
     Json, Router,
@@ -13,16 +17,21 @@ use axum::{
 use crate::state::AppState;
 
 /// The admin router. With an admin token configured, every route but
-/// `/-/healthy` needs `Authorization: Bearer <token>` (401 otherwise).
+/// `/-/healthy` and the status page's shell (`/-/status`, its script and
+/// style, which hold no data) needs `Authorization: Bearer <token>` (401
+/// otherwise).
 pub fn router(state: AppState) -> Router {
+    status::started_at();
     let guarded = Router::new()
         .route("/-/ready", get(ready))
+        .route("/-/status.json", get(status::snapshot))
         .route("/metrics", get(metrics))
         .route("/-/policies", get(policies))
         .route("/-/upstreams", get(upstreams))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .route("/-/healthy", get(healthy))
+        .merge(page::routes())
         .merge(guarded)
         .with_state(state)
 }

@@ -1,0 +1,232 @@
+//! The recent events the status page lists: the last [`CAPACITY`]
+//! repairs, retries, fallbacks and refusals, with request totals since
+//! start.
+//!
+//! One place feeds it: the end of every proxied request
+//! ([`super::layer`]), from the response's status and the `X-Augur-*`
+//! headers that report what augur did (the pipeline's report). An event holds the time, the
+//! request id, the principal, the model and a short detail (repair names,
+//! attempt counts, the fallback model and why, the refusal's class):
+//! never prompt or answer text, and every string is cut to a bound.
+//! Repairs reported only in a stream's last chunk are not seen here.
+
+use std::{
+    collections::VecDeque,
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::SystemTime,
+};
+
+use http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+
+/// Most events kept; older ones are dropped first.
+pub const CAPACITY: usize = 100;
+/// Longest request id, principal or model kept, in characters.
+const MAX_NAME: usize = 96;
+/// Longest detail kept, in characters.
+const MAX_DETAIL: usize = 160;
+
+/// What augur did to a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Repair,
+    Retry,
+    Fallback,
+    Refusal,
+}
+
+impl Kind {
+    /// The name the snapshot uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Repair => "repair",
+            Kind::Retry => "retry",
+            Kind::Fallback => "fallback",
+            Kind::Refusal => "refusal",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One recorded event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub at: SystemTime,
+    pub request_id: String,
+    pub principal: String,
+    pub model: String,
+    pub kind: Kind,
+    pub detail: String,
+}
+
+/// The kinds of event a response reports, each with its detail (at most
+/// one per kind); empty for most responses.
+pub fn classify(status: StatusCode, headers: &HeaderMap) -> Vec<(Kind, String)> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let mut found = Vec::new();
+    if let Some(refusal) = refusal(status) {
+        found.push((Kind::Refusal, format!("{} {refusal}", status.as_u16())));
+    }
+    if let Some(repaired) = text("x-augur-repaired") {
+        found.push((Kind::Repair, repaired.to_string()));
+    }
+    if let Some(n) = text("x-augur-attempts").and_then(|n| n.parse::<u32>().ok())
+        && n > 1
+    {
+        found.push((Kind::Retry, format!("{n} attempts")));
+    }
+    match (text("x-augur-fallback"), text("x-augur-model")) {
+        (Some(reason), Some(model)) => {
+            found.push((Kind::Fallback, format!("answered by {model} ({reason})")))
+        }
+        (Some(reason), None) => found.push((Kind::Fallback, format!("fallback {reason}"))),
+        _ => {}
+    }
+    found
+}
+
+/// The class of a refused request, by its status.
+fn refusal(status: StatusCode) -> Option<&'static str> {
+    Some(match status.as_u16() {
+        401 => "unauthenticated",
+        403 => "forbidden",
+        422 => "answer rejected",
+        429 => "rate limited",
+        _ => return None,
+    })
+}
+
+/// The ring of recent events and the totals since start.
+#[derive(Debug, Default)]
+pub struct Events {
+    ring: Mutex<VecDeque<Event>>,
+    requests: AtomicU64,
+    by_kind: [AtomicU64; 4],
+}
+
+/// The events of this process (every worker records into it).
+pub fn global() -> &'static Events {
+    static EVENTS: std::sync::OnceLock<Events> = std::sync::OnceLock::new();
+    EVENTS.get_or_init(Events::default)
+}
+
+/// `text` cut to `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+impl Events {
+    /// A request ended (any outcome).
+    pub fn request_ended(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Record one event; the oldest goes once [`CAPACITY`] are kept.
+    pub fn record(&self, kind: Kind, request_id: &str, principal: &str, model: &str, detail: &str) {
+        self.by_kind[kind.index()].fetch_add(1, Ordering::Relaxed);
+        let event = Event {
+            at: SystemTime::now(),
+            request_id: cut(request_id, MAX_NAME),
+            principal: cut(principal, MAX_NAME),
+            model: cut(model, MAX_NAME),
+            kind,
+            detail: cut(detail, MAX_DETAIL),
+        };
+        let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        while ring.len() >= CAPACITY {
+            ring.pop_front();
+        }
+        ring.push_back(event);
+    }
+
+    /// The events kept, newest first.
+    pub fn recent(&self) -> Vec<Event> {
+        let ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        ring.iter().rev().cloned().collect()
+    }
+
+    /// Requests ended since start, and events recorded per kind.
+    pub fn totals_json(&self) -> Value {
+        let n = |k: Kind| self.by_kind[k.index()].load(Ordering::Relaxed);
+        json!({
+            "requests": self.requests.load(Ordering::Relaxed),
+            "repairs": n(Kind::Repair),
+            "retries": n(Kind::Retry),
+            "fallbacks": n(Kind::Fallback),
+            "refusals": n(Kind::Refusal),
+        })
+    }
+
+    /// The events kept, newest first, as the snapshot shows them.
+    pub fn recent_json(&self) -> Value {
+        let events: Vec<Value> = self
+            .recent()
+            .into_iter()
+            .map(|e| {
+                json!({
+                    "at": super::rfc3339(e.at),
+                    "request_id": e.request_id,
+                    "principal": e.principal,
+                    "model": e.model,
+                    "kind": e.kind.as_str(),
+                    "detail": e.detail,
+                })
+            })
+            .collect();
+        Value::Array(events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ring_keeps_the_newest_within_its_capacity() {
+        let events = Events::default();
+        for i in 0..CAPACITY + 25 {
+            events.record(Kind::Refusal, &i.to_string(), "p", "m", "429 rate limited");
+        }
+        let recent = events.recent();
+        assert_eq!(recent.len(), CAPACITY);
+        assert_eq!(recent[0].request_id, (CAPACITY + 24).to_string());
+        assert_eq!(recent[CAPACITY - 1].request_id, "25");
+        assert_eq!(events.totals_json()["refusals"], (CAPACITY + 25) as u64);
+    }
+
+    #[test]
+    fn strings_are_cut() {
+        let events = Events::default();
+        let long = "é".repeat(1000);
+        events.record(Kind::Repair, &long, &long, &long, &long);
+        let e = &events.recent()[0];
+        assert_eq!(e.request_id.chars().count(), MAX_NAME + 1);
+        assert_eq!(e.detail.chars().count(), MAX_DETAIL + 1);
+    }
+
+    #[test]
+    fn responses_are_classified_by_status_and_report_headers() {
+        let mut h = HeaderMap::new();
+        assert!(classify(StatusCode::OK, &h).is_empty());
+        h.insert("x-augur-repaired", "trailing_comma".parse().unwrap());
+        h.insert("x-augur-attempts", "2".parse().unwrap());
+        h.insert("x-augur-fallback", "invalid".parse().unwrap());
+        h.insert("x-augur-model", "big:latest".parse().unwrap());
+        let kinds: Vec<Kind> = classify(StatusCode::OK, &h)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(kinds, [Kind::Repair, Kind::Retry, Kind::Fallback]);
+        let refused = classify(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new());
+        assert_eq!(refused, [(Kind::Refusal, "429 rate limited".to_string())]);
+    }
+}

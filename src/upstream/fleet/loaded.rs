@@ -1,0 +1,116 @@
+//! Reading each upstream's `GET /api/ps` (see [`super::ps`] for what is
+//! kept): with one upstream a poller reads it every [`LOADED_POLL_EVERY`];
+//! with several, the monitor reads it on each of its rounds (see
+//! [`super::monitor`]). Each read is bounded in time and size, like the
+//! monitor's.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::{sync::watch, task::JoinHandle};
+
+use super::{
+    Fleet,
+    get::get_json,
+    member::Member,
+    ps::{Loaded, cut, parse},
+};
+use crate::upstream::Upstream;
+
+/// How often the poller reads `/api/ps`.
+pub const LOADED_POLL_EVERY: Duration = Duration::from_secs(10);
+
+/// Read `member`'s `/api/ps` through `client`, and keep what it says
+/// (also the names the choice of upstream uses).
+pub(super) async fn read(member: &Member, client: &Upstream) {
+    match get_json(client, "/api/ps").await {
+        Ok(listing) => {
+            let models = parse(&listing);
+            member.set_loaded(models.iter().map(|m| m.name.clone()).collect());
+            member.gauges.set(member.name(), &models);
+            member.set_loaded_detail(Loaded {
+                models,
+                read_at: Some(SystemTime::now()),
+                error: None,
+            });
+        }
+        Err(e) => {
+            tracing::debug!(upstream = member.name(), error = %e, "reading loaded models failed");
+            member.loaded_failed(cut(&e));
+        }
+    }
+}
+
+impl Fleet {
+    /// Read every upstream's `/api/ps` every `every` until `shutdown`;
+    /// `None` with several upstreams, whose monitor reads them (see
+    /// [`Fleet::spawn_monitor`]).
+    pub fn spawn_loaded_poller(
+        &self,
+        every: Duration,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> Option<JoinHandle<()>> {
+        if !self.is_single() {
+            return None;
+        }
+        let fleet = self.clone();
+        Some(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = shutdown.changed() => return,
+                }
+                let reads = fleet
+                    .members
+                    .iter()
+                    .zip(fleet.clients.iter())
+                    .map(|(member, client)| read(member, client));
+                tokio::select! {
+                    _ = futures_util::future::join_all(reads) => {}
+                    _ = shutdown.changed() => return,
+                }
+            }
+        }))
+    }
+
+    /// Each upstream's health, load and loaded models, as the status page
+    /// shows them (nothing is read now).
+    pub fn loaded_json(&self) -> Value {
+        let upstreams: Vec<Value> = self
+            .members
+            .iter()
+            .map(|m| {
+                let loaded = m.loaded_detail();
+                let models: Vec<Value> = loaded
+                    .models
+                    .iter()
+                    .map(|l| {
+                        json!({
+                            "name": l.name,
+                            "size": l.size,
+                            "size_vram": l.size_vram,
+                            "expires_at": l.expires_at,
+                        })
+                    })
+                    .collect();
+                json!({
+                    "name": m.name(),
+                    "url": m.spec.url.to_string(),
+                    "healthy": m.healthy(),
+                    "stalled": m.is_stalled(),
+                    "in_flight": m.in_flight(),
+                    "loaded": models,
+                    "loaded_read_at": loaded.read_at.map(crate::telemetry::rfc3339),
+                    "loaded_error": loaded.error,
+                    "last_error": m.last_error().map(|(message, at)| json!({
+                        "message": message,
+                        "at": crate::telemetry::rfc3339(at),
+                    })),
+                })
+            })
+            .collect();
+        Value::Array(upstreams)
+    }
+}
