@@ -42,13 +42,14 @@ use axum::{
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{Method, Uri, request::Parts};
+use tracing::Instrument;
 
 use crate::{
     error::{Flavor, ProxyError},
     limits::{self, Principal, Usage},
     policy::{ModelPolicy, Policy, normalize_model_name},
     state::AppState,
-    telemetry::Timing,
+    telemetry::{Timing, spans},
     upstream::ClientInfo,
     wire::path,
 };
@@ -167,10 +168,15 @@ where
 {
     use tower::ServiceExt as _;
     let raw_flavor = Flavor::of_path(req.uri().path());
-    let (req, route, usage, admission) = match admit(&state, req).await {
+    let span = spans::admission();
+    let (req, route, usage, admission) = match admit(&state, req).instrument(span.clone()).await {
         Ok(admitted) => admitted,
-        Err((flavor, e)) => return e.into_response_for(flavor.unwrap_or(raw_flavor)),
+        Err((flavor, e)) => {
+            spans::record_error(&span, &e);
+            return e.into_response_for(flavor.unwrap_or(raw_flavor));
+        }
     };
+    drop(span);
     let invalidate = route.changes_models.then(|| state.capabilities.clone());
     let response = match inner.ready().await {
         Ok(svc) => match svc.call(req).await {
