@@ -9,8 +9,10 @@ use augur::{
     app::{self, AppState},
     config::{Cli, Config, LogFormat},
     policy::PolicyStore,
+    telemetry::otel::TraceError,
     tls::ServerTls,
 };
+use opentelemetry_sdk::trace::SdkTracerProvider;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -56,7 +58,13 @@ fn main() -> ExitCode {
             }
         };
     }
-    init_tracing(&config);
+    let traces = match init_tracing(&config) {
+        Ok(traces) => traces,
+        Err(e) => {
+            eprintln!("augur: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let open_files = raise_open_files_limit();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -68,7 +76,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(config, open_files, tls)) {
+    let result = runtime.block_on(run(config, open_files, tls));
+    if let Some(provider) = traces {
+        // The spans still queued, within the export timeout.
+        if let Err(e) = provider.shutdown() {
+            tracing::warn!(error = %e, "traces not all exported at exit");
+        }
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -99,16 +114,33 @@ fn load_tls(config: &Config) -> Result<Tls, augur::tls::TlsError> {
     })
 }
 
-fn init_tracing(config: &Config) {
+/// The log output, and the trace exporter when traces are configured
+/// (returned, to be flushed at exit).
+fn init_tracing(config: &Config) -> Result<Option<SdkTracerProvider>, TraceError> {
+    use tracing_subscriber::{Layer, layer::SubscriberExt, util::SubscriberInitExt};
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log_level));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match config.log_format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
+    // Trace spans are for the exporter, not the log.
+    let filter = match format!("{}=off", augur::telemetry::otel::TARGET).parse() {
+        Ok(off) => filter.add_directive(off),
+        Err(_) => filter,
+    };
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt = match config.log_format {
+        LogFormat::Json => fmt.json().with_filter(filter).boxed(),
+        LogFormat::Text => fmt.with_filter(filter).boxed(),
+    };
+    let provider = config
+        .traces
+        .as_ref()
+        .map(augur::telemetry::otel::otlp_provider)
+        .transpose()?;
+    let traces = provider.as_ref().map(augur::telemetry::otel::layer);
+    tracing_subscriber::registry().with(fmt).with(traces).init();
+    if let Some(t) = &config.traces {
+        tracing::info!(endpoint = %t.endpoint, queue = t.queue_size, "exporting traces");
     }
+    Ok(provider)
 }
 
 /// Raise the soft limit on open files to the hard limit, as Go programs

@@ -8,11 +8,13 @@
 pub(crate) mod exposure;
 mod store;
 mod tls;
+mod traces;
 mod upstreams;
 
 pub use exposure::Secret;
 pub use store::LimitStore;
 pub use tls::{TlsFiles, TlsFlags};
+pub use traces::TraceSettings;
 pub use upstreams::{MAX_UPSTREAMS, UpstreamSpec};
 
 use store::{parse_key_prefix, parse_limit_store};
@@ -92,6 +94,8 @@ struct FileConfig {
     log: FileLog,
     #[serde(default)]
     limits: FileLimits,
+    #[serde(default)]
+    traces: traces::FileTraces,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -210,6 +214,8 @@ pub struct Config {
     pub limit_store_timeout: Duration,
     /// Prefix of every key augur writes to the limit store.
     pub limit_key_prefix: String,
+    /// OpenTelemetry traces over OTLP; off when `None`.
+    pub traces: Option<TraceSettings>,
 }
 
 impl Default for Config {
@@ -252,6 +258,7 @@ impl Default for Config {
             limit_store: LimitStore::Memory,
             limit_store_timeout: Duration::from_millis(50),
             limit_key_prefix: "augur".to_string(),
+            traces: None,
         }
     }
 }
@@ -274,6 +281,8 @@ pub enum ConfigError {
     LimitStore { value: String, message: String },
     #[error("invalid TLS settings: {0}")]
     Tls(String),
+    #[error("invalid traces settings: {0}")]
+    Traces(String),
 }
 
 impl Config {
@@ -302,6 +311,7 @@ impl Config {
             |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
         let upstreams = upstreams::resolve(&cli.upstream, file.upstreams, file.upstream.url)?;
         let (tls, admin_tls) = tls::resolve_listeners(&cli.tls, &file.server)?;
+        let traces = traces::resolve(file.traces, |k| std::env::var(k).ok())?;
         Ok(Self {
             listen: cli.listen.or(file.server.listen).unwrap_or(d.listen),
             admin_listen: cli
@@ -375,6 +385,7 @@ impl Config {
                 Some(p) => parse_key_prefix(&p)?,
                 None => d.limit_key_prefix,
             },
+            traces,
         })
     }
 }

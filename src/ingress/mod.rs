@@ -43,6 +43,7 @@ use axum::{
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{Method, Uri, request::Parts};
+use tracing::Instrument;
 
 use crate::{
     error::{Flavor, ProxyError},
@@ -52,6 +53,7 @@ use crate::{
     telemetry::{
         Timing,
         genai::{self, Meter},
+        spans,
     },
     upstream::ClientInfo,
     wire::path,
@@ -172,10 +174,16 @@ where
     use tower::ServiceExt as _;
     let raw_flavor = Flavor::of_path(req.uri().path());
     let started = Instant::now();
-    let (req, route, usage, admission, meter) = match admit(&state, req, started).await {
+    let span = spans::admission();
+    let admitted = admit(&state, req, started).instrument(span.clone()).await;
+    let (req, route, usage, admission, meter) = match admitted {
         Ok(admitted) => admitted,
-        Err((flavor, e)) => return e.into_response_for(flavor.unwrap_or(raw_flavor)),
+        Err((flavor, e)) => {
+            spans::record_error(&span, &e);
+            return e.into_response_for(flavor.unwrap_or(raw_flavor));
+        }
     };
+    drop(span);
     let invalidate = route.changes_models.then(|| state.capabilities.clone());
     let response = match inner.ready().await {
         Ok(svc) => match svc.call(req).await {

@@ -25,6 +25,7 @@ use std::{
 };
 
 use tokio::sync::oneshot;
+use tracing::Instrument;
 
 /// Tag step of a weight-1 principal.
 const STEP: u64 = 1_000_000;
@@ -214,7 +215,11 @@ impl Gate {
             (rx, queued)
         };
         let waited = Instant::now();
-        let slot = tokio::time::timeout(timeout, rx).await.ok()?.ok();
+        let slot = tokio::time::timeout(timeout, rx)
+            .instrument(crate::telemetry::spans::queue_wait(&self.label))
+            .await
+            .ok()?
+            .ok();
         drop(queued);
         if slot.is_some() {
             queue_wait(who.label, waited.elapsed());

@@ -48,7 +48,7 @@ pub(crate) fn model_label(name: &str) -> Arc<str> {
 
 /// The GenAI operation of a route's metric label (`None`: not a model
 /// call, no GenAI metrics).
-pub(crate) fn operation(route: &str) -> Option<&'static str> {
+pub fn operation(route: &str) -> Option<&'static str> {
     Some(match route {
         "/api/chat" | "/v1/chat/completions" | "/v1/messages" | "/v1/responses" => "chat",
         "/api/generate" | "/v1/completions" => "text_completion",

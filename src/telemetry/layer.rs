@@ -21,7 +21,9 @@ use bytes::Bytes;
 use http::HeaderValue;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 
-use super::{REQUEST_ID, Timing};
+use tracing::{Instrument, instrument::Instrumented};
+
+use super::{REQUEST_ID, Timing, otel, spans};
 
 /// The metric label of a canonical request path (the route table's).
 pub(super) type RouteLabel = fn(&str) -> &'static str;
@@ -78,20 +80,28 @@ where
             .cloned()
             .unwrap_or_else(new_request_id);
         req.headers_mut().insert(REQUEST_ID.clone(), id.clone());
-        let timing = Arc::new(Timing::default());
+        let route = label_of(self.label, req.uri().path());
+        let span = spans::request(
+            req.method(),
+            route,
+            req.uri().path(),
+            id.to_str().unwrap_or("-"),
+        );
+        otel::continue_trace(&span, req.headers());
+        let timing = Arc::new(Timing::traced(span.clone(), route));
         req.extensions_mut().insert(timing.clone());
         let finish = Finish {
             started,
             timing,
             method: req.method().clone(),
-            route: label_of(self.label, req.uri().path()),
+            route,
             status: 0,
             request_id: id,
             streaming: false,
             events: Vec::new(),
         };
         TelemetryFuture {
-            inner: self.inner.call(req),
+            inner: self.inner.call(req).instrument(span),
             finish: Some(finish),
         }
     }
@@ -117,7 +127,7 @@ pin_project_lite::pin_project! {
     /// body observed.
     pub struct TelemetryFuture<F> {
         #[pin]
-        inner: F,
+        inner: Instrumented<F>,
         finish: Option<Finish>,
     }
 }
@@ -212,6 +222,7 @@ impl Finish {
         let total = self.started.elapsed();
         let upstream = self.timing.upstream();
         let overhead = total.saturating_sub(upstream);
+        spans::record_status(self.timing.trace(), self.status);
         with_route_metrics(self.route, self.status, |m| {
             m.requests.increment(1);
             m.duration.record(total.as_secs_f64());

@@ -6,10 +6,15 @@
 //! `augur_request_duration_seconds`, `augur_upstream_duration_seconds` and
 //! `augur_overhead_seconds` (total minus time waiting on the upstream),
 //! and what augur did to it in the ring of recent events ([`events`]).
+//! A model request's GenAI metrics are recorded with its token charge
+//! ([`genai`]). With traces on it also opens the request's span
+//! ([`spans`], exported by [`otel`]).
 
 pub mod events;
 pub mod genai;
 mod layer;
+pub mod otel;
+pub mod spans;
 
 pub use layer::{Telemetry, TelemetryLayer};
 
@@ -55,13 +60,23 @@ pub(crate) fn access_log_enabled() -> bool {
 /// Per-request timing and labels, shared between the stages of one request.
 /// The model and principal are always kept (the recent events name
 /// them); the other labels only while the access log is on.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Timing {
     upstream_headers_ns: AtomicU64,
     upstream_total_ns: AtomicU64,
     labels: Mutex<Labels>,
     /// The upstream the last call went to (a configured name).
     upstream: Mutex<Option<Arc<str>>>,
+    /// The request's trace span (disabled when traces are off).
+    trace: tracing::Span,
+    /// The request's canonical route, for the span's name.
+    route: &'static str,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self::traced(tracing::Span::none(), "other")
+    }
 }
 
 /// What the access log knows about a request beyond method and path.
@@ -75,6 +90,24 @@ pub struct Labels {
 }
 
 impl Timing {
+    /// Timing of a request on `route` traced by `trace`.
+    pub fn traced(trace: tracing::Span, route: &'static str) -> Self {
+        Self {
+            upstream_headers_ns: AtomicU64::new(0),
+            upstream_total_ns: AtomicU64::new(0),
+            labels: Mutex::default(),
+            upstream: Mutex::default(),
+            trace,
+            route,
+        }
+    }
+
+    /// The request's trace span (disabled when traces are off): the
+    /// stages record what they learn in it.
+    pub fn trace(&self) -> &tracing::Span {
+        &self.trace
+    }
+
     /// Upstream response headers arrived after `d`.
     pub fn upstream_headers(&self, d: Duration) {
         self.upstream_headers_ns
@@ -89,6 +122,7 @@ impl Timing {
 
     /// Record the model a request is for.
     pub fn set_model(&self, model: &str) {
+        spans::name_for_model(&self.trace, self.route, model);
         if let Ok(mut l) = self.labels.lock() {
             l.model = Some(model.to_string());
         }
@@ -96,6 +130,9 @@ impl Timing {
 
     /// Record who sent the request (an API key id or "anonymous").
     pub fn set_principal(&self, principal: &str) {
+        if !self.trace.is_disabled() {
+            self.trace.record("augur.principal", principal);
+        }
         if let Ok(mut l) = self.labels.lock() {
             l.principal = Some(principal.to_string());
         }
@@ -103,6 +140,9 @@ impl Timing {
 
     /// Record what augur did to the request (e.g. "emulated_tools").
     pub fn set_note(&self, note: &'static str) {
+        if !self.trace.is_disabled() {
+            self.trace.record("augur.note", note);
+        }
         if let Ok(mut l) = self.labels.lock() {
             l.note = Some(note);
         }
@@ -110,6 +150,9 @@ impl Timing {
 
     /// Record that a fallback model answered (`model (reason)`).
     pub fn set_fallback(&self, what: String) {
+        if !self.trace.is_disabled() {
+            self.trace.record("augur.fallback", what.as_str());
+        }
         if !access_log_enabled() {
             return;
         }

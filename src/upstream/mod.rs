@@ -258,6 +258,7 @@ impl Upstream {
         *req.uri_mut() = self.origin_form(req.uri()).map_err(Failure::final_)?;
         *req.version_mut() = http::Version::HTTP_11;
         headers::prepare_request_headers(req.headers_mut(), &self.authority, client);
+        crate::telemetry::otel::inject_current(req.headers_mut());
 
         let started = Instant::now();
         let sent = tokio::time::timeout(self.first_byte_timeout, self.send(req)).await;

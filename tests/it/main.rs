@@ -20,6 +20,9 @@
 //! Nothing here sets environment variables, resource limits or a global
 //! tracing subscriber in-process; tests that need those run the `augur`
 //! binary as a child process (`common::process`, `common::augur_bin`).
+//! `traces` installs its trace layer for one test's thread only (a scoped
+//! subscriber): requests of other tests make no spans, and their trace
+//! headers pass upstream untouched.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -76,6 +79,7 @@ mod tool_placeholders;
 mod tool_policies;
 mod tool_unrelated;
 mod tools;
+mod traces;
 mod truncation;
 mod upstream_failover;
 mod upstreams;

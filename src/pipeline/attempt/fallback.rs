@@ -39,6 +39,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::{
     super::{
@@ -51,7 +52,7 @@ use super::{
     },
     retry_loop, screen_calls,
 };
-use crate::{error::ProxyError, limits::LimitError, upstream::Target};
+use crate::{error::ProxyError, limits::LimitError, telemetry::spans, upstream::Target};
 
 impl Job {
     /// Attempts of this job's model (retries, repairs, the loop breaker),
@@ -91,17 +92,24 @@ impl Job {
                 Err(e) => chain.after_error(e),
             };
             let Some(reason) = reason else { break };
-            let next = match self.for_fallback(&chain, entry, reason).await {
+            let span = spans::fallback(&entry.0, reason.as_str());
+            let next = match self
+                .for_fallback(&chain, entry, reason)
+                .instrument(span.clone())
+                .await
+            {
                 Ok(next) => next,
                 Err(e) => {
+                    spans::record_error(&span, &e);
                     chain.failed(entry, reason, &e, timing);
                     tried.failed = true;
                     continue;
                 }
             };
             chain.note(entry, reason, timing);
-            match next.attempt(None).await {
+            match next.attempt(None).instrument(span.clone()).await {
                 Ok(completed) => {
+                    spans::record_fallback(&span, "answered");
                     outcome = Ok(completed);
                     tried = Tried {
                         answered: next.answered,
@@ -109,6 +117,7 @@ impl Job {
                     };
                 }
                 Err(e) => {
+                    spans::record_error(&span, &e);
                     chain.failed(entry, reason, &e, timing);
                     tried.failed = true;
                 }
@@ -137,17 +146,29 @@ impl Job {
         };
         let timing = self.ctx.timing.as_ref();
         for entry in chain.models.iter().skip(self.position) {
-            let next = match self.for_fallback(&chain, entry, reason).await {
+            let span = spans::fallback(&entry.0, reason.as_str());
+            let next = match self
+                .for_fallback(&chain, entry, reason)
+                .instrument(span.clone())
+                .await
+            {
                 Ok(next) => next,
                 Err(why) => {
+                    spans::record_error(&span, &why);
                     chain.failed(entry, reason, &why, timing);
                     continue;
                 }
             };
             chain.note(entry, reason, timing);
-            match open(&next).await {
-                Ok(opened) => return Ok((next, opened)),
-                Err(why) => chain.failed(entry, reason, &why, timing),
+            match open(&next).instrument(span.clone()).await {
+                Ok(opened) => {
+                    spans::record_fallback(&span, "answered");
+                    return Ok((next, opened));
+                }
+                Err(why) => {
+                    spans::record_error(&span, &why);
+                    chain.failed(entry, reason, &why, timing);
+                }
             }
         }
         Err(e)

@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use crate::{error::ProxyError, policy::OnFailure};
+use crate::{error::ProxyError, policy::OnFailure, telemetry::spans};
 
 use super::super::{
     checks, chunk,
-    job::{Completed, Expect, Job, Seed},
+    job::{Answered, Completed, Expect, Job, Seed},
     output::Report,
 };
 
@@ -28,7 +28,7 @@ impl Job {
         outcome: Result<Completed, ProxyError>,
     ) -> Result<(Value, Report), ProxyError> {
         let (outcome, tried) = self.fall_back(outcome).await;
-        let (value, mut report) = finalize(self, outcome?)?;
+        let (value, mut report) = finalize_as(self, outcome?, tried.answered.as_ref())?;
         report.fallback = tried.answered;
         report.fallback_failed = tried.failed;
         Ok((value, report))
@@ -37,6 +37,15 @@ impl Job {
 
 /// The client-facing response for a completed run, or 422.
 pub(crate) fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report), ProxyError> {
+    finalize_as(job, completed, job.answered.as_ref())
+}
+
+/// [`finalize`], the answer given by the fallback model `answered` if any.
+fn finalize_as(
+    job: &Job,
+    completed: Completed,
+    answered: Option<&Answered>,
+) -> Result<(Value, Report), ProxyError> {
     let validation_on = job.validate.enabled;
     if completed.invalid && validation_on && job.validate.on_failure == OnFailure::Error {
         metrics::counter!("augur_validation_rejected_total").increment(1);
@@ -67,8 +76,44 @@ pub(crate) fn finalize(job: &Job, completed: Completed) -> Result<(Value, Report
             audit.record(call, outcome);
         }
     }
+    record_outcome(job, &completed, &report, answered);
     let value = chunk::shape(job.route, completed);
     Ok((value, report))
+}
+
+/// The answer's outcome on the request's trace span.
+fn record_outcome(job: &Job, completed: &Completed, report: &Report, answered: Option<&Answered>) {
+    let Some(span) = job.ctx.timing.as_ref().map(|t| t.trace()) else {
+        return;
+    };
+    if span.is_disabled() {
+        return;
+    }
+    let model = match answered {
+        Some(answered) => answered.model.as_str(),
+        None => job.body.get("model").and_then(Value::as_str).unwrap_or(""),
+    };
+    let validation = match (report.invalid, report.repaired.is_empty()) {
+        (true, _) => "invalid",
+        (false, false) => "repaired",
+        (false, true) => "valid",
+    };
+    let tools = match job.emulated {
+        Some(_) => completed
+            .interp
+            .calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect(),
+        None => Vec::new(),
+    };
+    let outcome = spans::Outcome {
+        attempts: report.attempts,
+        repairs: report.repaired.len(),
+        validation,
+        tools,
+    };
+    spans::record_outcome(span, model, &completed.response, &outcome);
 }
 
 fn failure_message(expect: &Expect, completed: &Completed) -> String {

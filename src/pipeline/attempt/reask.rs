@@ -3,9 +3,11 @@
 //! nobody asked for; see [`crate::pipeline::screen`]).
 
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use crate::{
     policy::ValidatePolicy,
+    telemetry::spans,
     tools::{self, StreamEvent, StreamExtractor, ToolCall, ToolSet},
 };
 
@@ -73,6 +75,7 @@ pub(crate) async fn reask(job: &Job, note: Option<String>) -> Option<Completed> 
         &job.validators,
         None,
     )
+    .instrument(spans::reask())
     .await;
     let mut answer = match outcome {
         Ok(answer) => answer,

@@ -7,8 +7,9 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
-use crate::{error::ProxyError, policy::ValidatePolicy, validate::Validators};
+use crate::{error::ProxyError, policy::ValidatePolicy, telemetry::spans, validate::Validators};
 
 use super::{
     super::{
@@ -46,6 +47,8 @@ pub(crate) async fn complete(
     // Text mode, after an answer that could not be read: grammar mode.
     let mut grammar: Option<Arc<Expect>> = None;
     let mut attempts = 0u32;
+    // Why the next attempt is made, for its span.
+    let mut cause: Option<&'static str> = None;
     if let Some(seed) = seed.filter(|_| max_attempts > 1) {
         let read = read_answer(seed.text, &owned, validators, vp.repair, false).await?;
         if seed.truncated || !read.interp.violations.is_empty() {
@@ -55,18 +58,21 @@ pub(crate) async fn complete(
                 interp: &read.interp,
                 truncated: seed.truncated,
             };
-            plan_next(&mut retry, &mut grammar, expect, route, failed);
+            cause = Some(plan_next(&mut retry, &mut grammar, expect, route, failed));
         }
     }
     let mut degrades = 0u32;
     let mut best: Option<Completed> = None;
     while attempts < max_attempts {
         attempts += 1;
+        let span = spans::attempt(attempts, Some(retry.model()));
+        spans::record_cause(&span, cause.take());
         if retry.needs_context() {
-            let context = learn_context(ctx, &retry).await;
+            let context = learn_context(ctx, &retry).instrument(span.clone()).await;
             retry.set_context(context);
         }
-        let response = match ctx.json(route.path(), &Value::Object(retry.body())).await {
+        let body = Value::Object(retry.body());
+        let response = match ctx.json(route.path(), &body).instrument(span.clone()).await {
             Ok(r) => r,
             Err(e) if degrade_after(&e, vp, retry.base_mut(), &mut degrades) => {
                 attempts -= 1;
@@ -89,6 +95,7 @@ pub(crate) async fn complete(
             );
         }
         let valid = interp.violations.is_empty();
+        spans::record_answer(&span, retry.model(), &response, &interp.repairs, valid);
         // Every upstream call counts, degraded ones included.
         let candidate = Completed {
             response,
@@ -109,13 +116,17 @@ pub(crate) async fn complete(
             truncated,
             "answer failed validation"
         );
+        if !span.is_disabled() {
+            let violations = checks::describe(&candidate.interp.violations);
+            span.record("augur.violations", violations.as_str());
+        }
         if attempts < max_attempts {
             let failed = Failed {
                 text: &text,
                 interp: &candidate.interp,
                 truncated,
             };
-            plan_next(&mut retry, &mut grammar, expect, route, failed);
+            cause = Some(plan_next(&mut retry, &mut grammar, expect, route, failed));
         }
         if better {
             best = Some(candidate);
@@ -216,7 +227,7 @@ fn plan_next(
     expect: &Expect,
     route: Route,
     failed: Failed<'_>,
-) {
+) -> &'static str {
     let fallback =
         text_mode::grammar_fallback(expect).filter(|_| failed.interp.unparsed && grammar.is_none());
     let cause = match fallback {
@@ -233,6 +244,7 @@ fn plan_next(
         None => retry.after(failed.text, &failed.interp.violations, failed.truncated),
     };
     metrics::counter!("augur_retries_total", "cause" => cause.as_str()).increment(1);
+    cause.as_str()
 }
 
 /// The context a retry must fit in: from `/api/show` (cached) and the

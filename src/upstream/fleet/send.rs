@@ -21,11 +21,13 @@ use axum::body::Body;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
 
-use super::{Fleet, Target, X_AUGUR_UPSTREAM, pick};
+use tracing::Instrument;
+
+use super::{Fleet, Target, X_AUGUR_UPSTREAM, member::Member, pick};
 use crate::{
     error::{Flavor, ProxyError},
-    telemetry::Timing,
-    upstream::{ClientInfo, Failure, Mode},
+    telemetry::{Timing, spans},
+    upstream::{ClientInfo, Failure, Mode, Upstream},
 };
 
 /// Most failures (refused, reset, 502) one request goes through: the
@@ -119,10 +121,10 @@ impl Fleet {
             None
         };
         if self.is_single() {
-            return self.once(0, req, client, timing, mode).await;
+            return self.once(0, target, req, client, timing, mode).await;
         }
         if let Some(i) = pinned {
-            return self.once(i, req, client, timing, mode).await;
+            return self.once(i, target, req, client, timing, mode).await;
         }
         let template = Template::of(&req, replay);
         let mut next = Some(req);
@@ -141,15 +143,14 @@ impl Fleet {
                 metrics::counter!("augur_upstream_failovers_total").increment(1);
             }
             tried |= pick::bit(i);
-            if let Some(t) = &timing {
-                t.set_upstream(member.label());
-            }
-            let attempt = upstream.attempt(
+            let attempt = traced(
+                upstream,
+                member,
+                target,
                 req,
                 client.clone(),
                 timing.clone(),
                 mode,
-                Some(member.start()),
             );
             match attempt.await {
                 Ok(response) => {
@@ -206,6 +207,7 @@ impl Fleet {
     async fn once(
         &self,
         i: usize,
+        target: &Target,
         req: Request<Body>,
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
@@ -214,13 +216,7 @@ impl Fleet {
         let (Some(member), Some(upstream)) = (self.members.get(i), self.clients.get(i)) else {
             return Err(ProxyError::Internal(format!("no upstream {i}")));
         };
-        if let Some(t) = &timing {
-            t.set_upstream(member.label());
-        }
-        match upstream
-            .attempt(req, client, timing, mode, Some(member.start()))
-            .await
-        {
+        match traced(upstream, member, target, req, client, timing, mode).await {
             Ok(response) => {
                 if is_failed(response.status()) {
                     member.failed(&format!("answered {}", response.status()));
@@ -239,6 +235,36 @@ impl Fleet {
             }
         }
     }
+}
+
+/// One request to `upstream`, in a trace span of its own (its trace
+/// context is what goes upstream as `traceparent`).
+async fn traced(
+    upstream: &Upstream,
+    member: &Member,
+    target: &Target,
+    req: Request<Body>,
+    client: Option<ClientInfo>,
+    timing: Option<Arc<Timing>>,
+    mode: Mode,
+) -> Result<Response<Body>, Failure> {
+    let model = match target {
+        Target::Model { name, .. } => Some(name.as_str()),
+        Target::Any | Target::First => None,
+    };
+    let span = spans::upstream(member.name(), model, req.method(), req.uri().path());
+    if let Some(t) = &timing {
+        t.set_upstream(member.label());
+    }
+    let result = upstream
+        .attempt(req, client, timing, mode, Some(member.start()))
+        .instrument(span.clone())
+        .await;
+    match &result {
+        Ok(response) => spans::record_status(&span, response.status().as_u16()),
+        Err(failure) => spans::record_error(&span, &failure.error),
+    }
+    result
 }
 
 /// An answer that says the upstream cannot serve now: 502 (a proxy in
