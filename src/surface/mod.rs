@@ -24,6 +24,8 @@ pub(crate) mod openai;
 pub(crate) mod passthrough;
 pub(crate) mod responses;
 
+use std::sync::Arc;
+
 use axum::{
     body::Body,
     extract::Request,
@@ -36,6 +38,7 @@ use serde_json::{Map, Value};
 use crate::{
     error::ProxyError,
     ingress::{Admitted, Model},
+    limits::Usage,
     pipeline::{self, Context, Exchange, Outcome, output::Output, plan::Route},
     state::AppState,
 };
@@ -68,6 +71,21 @@ pub trait Adapter: Sync {
     fn amended(&self, _meta: &Self::Meta) -> Option<Amended> {
         None
     }
+
+    /// What goes upstream in place of a body forwarded as it came, so that
+    /// its answer reports the tokens the client did not ask to see; `None`:
+    /// the client's own bytes (see [`openai::usage`]).
+    fn metered(&self, _body: &[u8]) -> Option<Metered> {
+        None
+    }
+}
+
+/// A forwarded body amended only to have the upstream count tokens, and
+/// what puts the answer back as the client's own body would have had it
+/// (reporting the counts to the request's [`Usage`]).
+pub struct Metered {
+    pub body: Bytes,
+    pub answer: fn(Response, Arc<Usage>) -> Response,
 }
 
 /// A client's body as an adapter amended it, forwarded in place of the
@@ -117,11 +135,11 @@ async fn handle<A: Adapter>(
     let (parts, _) = req.into_parts();
     let bytes = admitted.body.clone().unwrap_or_default();
     let Some(model) = acted_on(&admitted) else {
-        return forward_bytes(&state, parts, bytes).await;
+        return forward_as_sent(surface, &state, &admitted, parts, bytes).await;
     };
     let body = parse_object(&bytes)?;
     let Translation::Run(mut exchange, meta) = surface.translate(body)? else {
-        return forward_bytes(&state, parts, bytes).await;
+        return forward_as_sent(surface, &state, &admitted, parts, bytes).await;
     };
     if A::OWN_BODY {
         exchange.raw = Some(bytes.clone());
@@ -129,7 +147,7 @@ async fn handle<A: Adapter>(
     match run(&state, &admitted, model, &parts, exchange).await? {
         Outcome::Forward => match surface.amended(&meta) {
             Some(amended) => forward_amended(&state, parts, amended).await,
-            None => forward_bytes(&state, parts, bytes).await,
+            None => forward_as_sent(surface, &state, &admitted, parts, bytes).await,
         },
         Outcome::ForwardAsSent => forward_bytes(&state, parts, bytes).await,
         Outcome::Output(out) => Ok(surface.render(meta, out)),
@@ -150,6 +168,26 @@ fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ProxyError> {
             "augur cannot read this request body: {e}"
         ))),
     }
+}
+
+/// Forward the client's request as it came: its own bytes, or (for the
+/// token counts) the adapter's [`Metered`] body with the answer restored.
+async fn forward_as_sent<A: Adapter>(
+    surface: &A,
+    state: &AppState,
+    admitted: &Admitted,
+    parts: Parts,
+    bytes: Bytes,
+) -> Result<Response, ProxyError> {
+    let Some(metered) = surface.metered(&bytes) else {
+        return forward_bytes(state, parts, bytes).await;
+    };
+    let amended = Amended {
+        body: metered.body,
+        headers: HeaderMap::new(),
+    };
+    let answer = forward_amended(state, parts, amended).await?;
+    Ok((metered.answer)(answer, admitted.usage.clone()))
 }
 
 /// Forward the client's own bytes.

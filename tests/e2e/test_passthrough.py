@@ -165,3 +165,48 @@ def test_same_bytes_direct_and_through_augur(front_url, augur_url, model_name, p
     assert list(d) == list(p), "field order differs"
     assert _strip(d) == _strip(p)
     assert not direct.content.endswith(b"\n") and not proxied.content.endswith(b"\n")
+
+
+def _sse_events(text):
+    return [e for e in text.split("\n\n") if e]
+
+
+def _token_sum(admin_url, model, kind):
+    text = httpx.get(admin_url + "/metrics").text
+    total = 0.0
+    for line in text.splitlines():
+        if (line.startswith("gen_ai_client_token_usage_sum{")
+                and f'gen_ai_request_model="{model}"' in line
+                and f'gen_ai_token_type="{kind}"' in line):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def test_openai_stream_tokens_are_counted_without_changing_the_stream(
+    augur_url, front_url, admin_url, model_name
+):
+    """A stream whose client did not ask for usage: the upstream is asked,
+    the usage event is read and left out, and the client gets the events the
+    upstream sends such a client (ids and times aside)."""
+    body = {"model": model_name, "stream": True, "messages": MESSAGES,
+            "temperature": 0, "seed": 42, "max_tokens": 16}
+    before = _token_sum(admin_url, model_name, "output")
+    through = httpx.post(augur_url + "/v1/chat/completions", json=body, timeout=120)
+    direct = httpx.post(front_url + "/v1/chat/completions", json=body, timeout=120)
+    assert through.status_code == direct.status_code == 200
+    mine, theirs = _sse_events(through.text), _sse_events(direct.text)
+    assert mine[-1] == theirs[-1] == "data: [DONE]"
+    assert len(mine) == len(theirs), (mine, theirs)
+    volatile = {"id", "created"}
+    for a, b in zip(mine[:-1], theirs[:-1]):
+        a, b = json.loads(a[len("data: "):]), json.loads(b[len("data: "):])
+        assert {k: v for k, v in a.items() if k not in volatile} == \
+            {k: v for k, v in b.items() if k not in volatile}
+    assert not any('"usage"' in e for e in mine)
+    assert _token_sum(admin_url, model_name, "output") > before
+
+    # A client that asks for usage gets its usage event.
+    body["stream_options"] = {"include_usage": True}
+    asked = _sse_events(httpx.post(augur_url + "/v1/chat/completions", json=body, timeout=120).text)
+    usage = [json.loads(e[len("data: "):]) for e in asked[:-1] if '"usage"' in e]
+    assert len(usage) == 1 and usage[0]["choices"] == [] and usage[0]["usage"]["completion_tokens"] > 0

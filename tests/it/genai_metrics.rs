@@ -235,3 +235,58 @@ async fn a_retry_counts_the_tokens_of_every_call() {
     })
     .await;
 }
+
+/// Streams on the OpenAI and Anthropic surfaces count tokens too (an
+/// OpenAI stream whose client did not ask for `usage` included).
+#[tokio::test]
+async fn streams_on_every_surface_count_tokens() {
+    bounded(20, async {
+        let fake = FakeOllama::builder()
+            .models(&["genai-openai-stream:1b", "genai-anthropic-stream:1b"])
+            .start()
+            .await;
+        let live = Live::with_fake(fake, "{}\n").await;
+        let _ = common::metrics();
+        let messages = json!([{"role": "user", "content": "hi"}]);
+        for (path, body) in [
+            (
+                "/v1/chat/completions",
+                json!({"model": "genai-openai-stream:1b", "stream": true, "messages": messages}),
+            ),
+            (
+                "/v1/messages",
+                json!({"model": "genai-anthropic-stream:1b", "stream": true,
+                       "max_tokens": 64, "messages": messages}),
+            ),
+        ] {
+            let r = client()
+                .post(live.url(path))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            assert!(r.text().await.unwrap().contains("data:"));
+        }
+        let text = common::metrics().render();
+        for model in ["genai-anthropic-stream:1b", "genai-openai-stream:1b"] {
+            let model = format!("gen_ai_request_model=\"{model}\"");
+            for kind in ["input", "output"] {
+                let kind = format!("gen_ai_token_type=\"{kind}\"");
+                let sum = metric(
+                    &text,
+                    "gen_ai_client_token_usage_sum",
+                    &[model.as_str(), kind.as_str()],
+                );
+                assert!(sum > 0.0, "{model} {kind}: {text}");
+            }
+            let ttft = metric(
+                &text,
+                "gen_ai_server_time_to_first_token_seconds_count",
+                &[model.as_str()],
+            );
+            assert_eq!(ttft, 1.0, "{model}");
+        }
+    })
+    .await;
+}

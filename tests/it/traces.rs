@@ -41,7 +41,39 @@ fn traced() -> (
     (exporter, provider, guard)
 }
 
+/// The process's global subscriber while these tests run: it takes no
+/// span, but asks every callsite each time (`Interest::sometimes`). Without
+/// it a callsite first reached by another test's thread, which has no
+/// subscriber, may stay cached as "never", and this thread's scoped trace
+/// layer would not see its spans.
+struct AskEachTime;
+
+impl tracing::Subscriber for AskEachTime {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
 fn scoped(provider: &SdkTracerProvider) -> tracing::subscriber::DefaultGuard {
+    static GLOBAL: std::sync::Once = std::sync::Once::new();
+    GLOBAL.call_once(|| {
+        // Fails only if a global subscriber is set already: then it decides.
+        let _ = tracing::subscriber::set_global_default(AskEachTime);
+    });
     let subscriber = tracing_subscriber::registry().with(otel::layer(provider));
     tracing::subscriber::set_default(subscriber)
 }

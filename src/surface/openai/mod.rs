@@ -7,6 +7,7 @@
 
 pub(crate) mod request;
 pub(crate) mod response;
+pub(crate) mod usage;
 
 use axum::{
     extract::{Request, State},
@@ -14,7 +15,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Translation};
+use super::{Adapter, Metered, Translation};
 use crate::{error::ProxyError, ingress::Admitted, pipeline::output::Output, state::AppState};
 
 /// `POST /v1/chat/completions`.
@@ -42,5 +43,12 @@ impl Adapter for OpenAi {
 
     fn render(&self, t: Self::Meta, out: Output) -> Response {
         response::render(response::Meta::new(&t.model, t.include_usage), out)
+    }
+
+    fn metered(&self, body: &[u8]) -> Option<Metered> {
+        Some(Metered {
+            body: usage::ask_usage(body)?,
+            answer: usage::strip_answer,
+        })
     }
 }
