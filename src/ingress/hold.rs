@@ -22,8 +22,11 @@ use crate::{
     upstream::capabilities::Capabilities,
 };
 
-/// How much of the end of an answer is kept to read its token counts.
-const TAIL: usize = 4096;
+/// How much of the end of an answer is kept to read its token counts
+/// (Ollama's done chunk names them in its last 200 bytes or so, after
+/// `/api/generate`'s `context`; OpenAI's usage chunk and Anthropic's
+/// `message_delta` are shorter).
+const TAIL: usize = 1024;
 
 /// How the generated tokens of a body without counts are estimated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,10 +19,13 @@
 //! [`MAX_MODELS`] model names are labels — later ones are `other`.
 
 use std::{
+    cell::OnceCell,
     collections::HashSet,
     sync::{Arc, Mutex, OnceLock},
     time::{Duration, Instant},
 };
+
+use metrics::Histogram;
 
 use super::Timing;
 
@@ -124,35 +127,130 @@ impl Meter {
     /// Record the request: `counts` when the upstream reported any.
     pub fn finish(self, counts: Option<Counts>, end: Ending) {
         let total = self.started.elapsed();
-        let model = self.model.to_string();
-        let outcome = if end.ok { "ok" } else { "error" };
-        metrics::histogram!("gen_ai_client_operation_duration_seconds",
-            "gen_ai_operation_name" => self.operation, "gen_ai_request_model" => model.clone(),
-            "principal" => self.principal.clone(), "outcome" => outcome)
-        .record(total.as_secs_f64());
-        let upstream = self.upstream().to_string();
-        if end.streamed
-            && end.ok
-            && let Some(first) = self.first_chunk
-        {
-            metrics::histogram!("gen_ai_server_time_to_first_token_seconds",
-                "gen_ai_request_model" => model.clone(), "upstream" => upstream.clone())
-            .record(first.duration_since(self.started).as_secs_f64());
-        }
-        let Some(counts) = counts else { return };
-        for (kind, n) in [("input", counts.input), ("output", counts.output)] {
-            metrics::histogram!("gen_ai_client_token_usage",
-                "gen_ai_operation_name" => self.operation, "gen_ai_request_model" => model.clone(),
-                "gen_ai_token_type" => kind, "principal" => self.principal.clone(),
-                "upstream" => upstream.clone())
-            .record(n as f64);
-        }
-        if let Some(per_token) = per_output_token(counts, self.first_chunk, end) {
-            metrics::histogram!("gen_ai_server_time_per_output_token_seconds",
-                "gen_ai_request_model" => model, "upstream" => upstream)
-            .record(per_token.as_secs_f64());
+        let key = Key {
+            operation: self.operation,
+            model: self.model.clone(),
+            principal: self.principal.clone(),
+            upstream: self.upstream(),
+        };
+        with_handles(key, |h| {
+            h.duration(end.ok).record(total.as_secs_f64());
+            if end.streamed
+                && end.ok
+                && let Some(first) = self.first_chunk
+            {
+                h.first_token()
+                    .record(first.duration_since(self.started).as_secs_f64());
+            }
+            let Some(counts) = counts else { return };
+            h.tokens(true).record(counts.input as f64);
+            h.tokens(false).record(counts.output as f64);
+            if let Some(per_token) = per_output_token(counts, self.first_chunk, end) {
+                h.per_token().record(per_token.as_secs_f64());
+            }
+        });
+    }
+}
+
+/// The labels of one request's GenAI metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    operation: &'static str,
+    model: Arc<str>,
+    principal: String,
+    upstream: Arc<str>,
+}
+
+/// The metric handles of one [`Key`], registered once per worker thread
+/// (each at its first use: a series nothing was recorded in is not shown)
+/// instead of being looked up by name and labels per request.
+struct Handles {
+    key: Key,
+    ok: OnceCell<Histogram>,
+    error: OnceCell<Histogram>,
+    first_token: OnceCell<Histogram>,
+    input: OnceCell<Histogram>,
+    output: OnceCell<Histogram>,
+    per_token: OnceCell<Histogram>,
+}
+
+impl Handles {
+    fn new(key: &Key) -> Self {
+        Self {
+            key: key.clone(),
+            ok: OnceCell::new(),
+            error: OnceCell::new(),
+            first_token: OnceCell::new(),
+            input: OnceCell::new(),
+            output: OnceCell::new(),
+            per_token: OnceCell::new(),
         }
     }
+
+    fn duration(&self, ok: bool) -> &Histogram {
+        let (cell, outcome) = if ok {
+            (&self.ok, "ok")
+        } else {
+            (&self.error, "error")
+        };
+        let k = &self.key;
+        cell.get_or_init(|| {
+            metrics::histogram!("gen_ai_client_operation_duration_seconds",
+                "gen_ai_operation_name" => k.operation, "gen_ai_request_model" => k.model.to_string(),
+                "principal" => k.principal.clone(), "outcome" => outcome)
+        })
+    }
+
+    fn tokens(&self, input: bool) -> &Histogram {
+        let (cell, kind) = if input {
+            (&self.input, "input")
+        } else {
+            (&self.output, "output")
+        };
+        let k = &self.key;
+        cell.get_or_init(|| {
+            metrics::histogram!("gen_ai_client_token_usage",
+                "gen_ai_operation_name" => k.operation, "gen_ai_request_model" => k.model.to_string(),
+                "gen_ai_token_type" => kind, "principal" => k.principal.clone(),
+                "upstream" => k.upstream.to_string())
+        })
+    }
+
+    fn first_token(&self) -> &Histogram {
+        let k = &self.key;
+        self.first_token.get_or_init(|| {
+            metrics::histogram!("gen_ai_server_time_to_first_token_seconds",
+                "gen_ai_request_model" => k.model.to_string(), "upstream" => k.upstream.to_string())
+        })
+    }
+
+    fn per_token(&self) -> &Histogram {
+        let k = &self.key;
+        self.per_token.get_or_init(|| {
+            metrics::histogram!("gen_ai_server_time_per_output_token_seconds",
+                "gen_ai_request_model" => k.model.to_string(), "upstream" => k.upstream.to_string())
+        })
+    }
+}
+
+/// Most label sets whose handles a thread keeps (then it starts afresh).
+const MAX_HANDLES: usize = 4096;
+
+thread_local! {
+    static HANDLES: std::cell::RefCell<std::collections::HashMap<Key, Handles>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Run `f` with the handles of `key`, registered on first use.
+fn with_handles(key: Key, f: impl FnOnce(&Handles)) {
+    HANDLES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= MAX_HANDLES && !cache.contains_key(&key) {
+            cache.clear();
+        }
+        let handles = cache.entry(key).or_insert_with_key(Handles::new);
+        f(handles);
+    })
 }
 
 /// Generation time per output token: the upstream's own measure, else a

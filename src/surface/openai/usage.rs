@@ -43,6 +43,10 @@ struct Peek {
 /// `stream_options` (`None`: forward it as it came). The field goes first,
 /// the client's bytes follow unchanged.
 pub(crate) fn ask_usage(body: &[u8]) -> Option<Bytes> {
+    // Most bodies say nothing of streaming: no need to read them.
+    if !contains(body, b"\"stream\"") {
+        return None;
+    }
     let peek: Peek = serde_json::from_slice(body).ok()?;
     if peek.stream != Some(true) || peek.stream_options.is_some() {
         return None;
