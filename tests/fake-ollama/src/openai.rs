@@ -273,16 +273,24 @@ async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
             d.insert("tool_calls".into(), json!(openai_calls(p)));
             json!({ "index": 0, "delta": d, "finish_reason": null })
         } else if i == n + calls {
-            if chat {
+            let last = if chat {
                 json!({ "index": 0, "delta": {}, "finish_reason": finish(p) })
             } else {
                 json!({ "text": "", "index": 0, "finish_reason": finish(p) })
+            };
+            if !include_usage {
+                last
+            } else {
+                // Ollama writes the usage chunk with the last one, at once.
+                let mut u = v.clone();
+                v["choices"] = json!([last]);
+                u["choices"] = json!([]);
+                u["usage"] = usage(p);
+                let mut both = sse(&v).to_vec();
+                both.extend_from_slice(&sse(&u));
+                return Some(Bytes::from(both));
             }
-        } else if include_usage && i == n + calls + 1 {
-            v["choices"] = json!([]);
-            v["usage"] = usage(p);
-            return Some(sse(&v));
-        } else if i == n + calls + 1 + usize::from(include_usage) {
+        } else if i == n + calls + 1 {
             return Some(Bytes::from_static(b"data: [DONE]\n\n"));
         } else {
             return None;
