@@ -4,6 +4,11 @@
 //! stream in the surface's own shape. The body ends with the done chunk;
 //! the rest of the channel is read apart, so the producer finishes its
 //! work, and anything more is dropped.
+//!
+//! What augur did to a streamed answer (repairs, validation, the tool
+//! guard, a fallback model) is said in the done chunk's `augur_*` fields;
+//! a surface whose stream has no done chunk carries them on its closing
+//! event ([`augur_fields`]).
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -19,6 +24,16 @@ pub(crate) trait Frames: Send + 'static {
     fn chunk(&mut self, chunk: &Value) -> Vec<Bytes>;
     /// The frames that end a stream cut by `e`.
     fn error(&mut self, e: &ProxyError) -> Vec<Bytes>;
+}
+
+/// The `augur_*` fields of a done chunk, in order: what a surface's
+/// closing event carries beside its own fields.
+pub(crate) fn augur_fields(chunk: &Value) -> impl Iterator<Item = (&String, &Value)> {
+    chunk
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.starts_with("augur_"))
 }
 
 /// The response body for a chunk channel, written by `frames`.

@@ -204,17 +204,18 @@ impl Converter {
             if !reason.is_empty() {
                 delta.insert("stop_reason".into(), json!(reason));
             }
-            events.push(Event::new(
-                "message_delta",
-                json!({
-                    "type": "message_delta",
-                    "delta": delta,
-                    "usage": {
-                        "input_tokens": count_of(chunk, "prompt_eval_count"),
-                        "output_tokens": count_of(chunk, "eval_count"),
-                    },
-                }),
-            ));
+            let mut data = json!({
+                "type": "message_delta",
+                "delta": delta,
+                "usage": {
+                    "input_tokens": count_of(chunk, "prompt_eval_count"),
+                    "output_tokens": count_of(chunk, "eval_count"),
+                },
+            });
+            if let Value::Object(d) = &mut data {
+                d.extend(frames::augur_fields(chunk).map(|(k, x)| (k.clone(), x.clone())));
+            }
+            events.push(Event::new("message_delta", data));
             events.push(Event::new("message_stop", json!({"type": "message_stop"})));
         }
         events

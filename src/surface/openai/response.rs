@@ -185,7 +185,11 @@ impl StreamState {
         if done {
             let reason =
                 finish_reason(v.get("done_reason").and_then(Value::as_str), self.saw_calls);
-            out.push(event(&chunk(&self.meta, json!({}), Some(reason))));
+            let mut finish = chunk(&self.meta, json!({}), Some(reason));
+            if let Value::Object(f) = &mut finish {
+                f.extend(frames::augur_fields(v).map(|(k, x)| (k.clone(), x.clone())));
+            }
+            out.push(event(&finish));
             if self.meta.include_usage {
                 let mut u = chunk(&self.meta, json!({}), None);
                 if let Value::Object(f) = &mut u {

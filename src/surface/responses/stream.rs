@@ -12,7 +12,7 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::error::ProxyError;
+use crate::{error::ProxyError, surface::frames};
 
 use super::{
     answer::{self, Meta, count, random_id_number, text},
@@ -309,7 +309,9 @@ impl Converter {
         if let Value::Object(r) = &mut response {
             r.insert("completed_at".into(), json!((self.clock)()));
         }
-        out.push(self.event("response.completed", vec![("response", response)]));
+        let mut pairs = vec![("response", response)];
+        pairs.extend(frames::augur_fields(chunk).map(|(k, x)| (k.as_str(), x.clone())));
+        out.push(self.event("response.completed", pairs));
     }
 
     /// The events that end a stream cut by `err`: the opening events if
