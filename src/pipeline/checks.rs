@@ -107,6 +107,20 @@ pub(crate) fn salvage_calls(
     dedupe(calls)
 }
 
+/// Whether a native-tools model's `response` (a whole answer or a done
+/// chunk) calls tools and says nothing else, where a JSON answer is
+/// `expect`ed: a `format` governs the model's answer, not its calls, so
+/// such an answer has nothing to validate and is taken as it is.
+pub(crate) fn calls_only(response: &Value, text: &str, expect: &super::job::Expect) -> bool {
+    use super::job::Expect;
+    matches!(expect, Expect::Json | Expect::Schema(_))
+        && text.trim().is_empty()
+        && response
+            .pointer("/message/tool_calls")
+            .and_then(Value::as_array)
+            .is_some_and(|calls| !calls.is_empty())
+}
+
 /// Drop exact repeats (same tool, same arguments) within one answer: small
 /// models tend to repeat a call until the token limit.
 pub(crate) fn dedupe(calls: Vec<crate::tools::ToolCall>) -> Vec<crate::tools::ToolCall> {

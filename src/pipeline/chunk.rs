@@ -34,6 +34,9 @@ pub(crate) fn shape(route: Route, completed: Completed) -> Value {
                     out.insert("done_reason".into(), json!("stop"));
                 }
             }
+            (Route::Chat, "message") if interp.native_calls => {
+                out.insert(key, value);
+            }
             (Route::Chat, "message") => {
                 let mut message = Map::new();
                 message.insert("role".into(), json!("assistant"));

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use http::HeaderValue;
+use http::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -201,9 +201,17 @@ fn has_content(message: &Map<String, Value>) -> bool {
 pub(super) enum Guarded {
     /// The answer, its blocked calls withheld and the rest marked.
     Output(Output),
-    /// Every call of a whole answer was blocked and it said nothing else:
-    /// why, call by call (never the values).
-    Refused(Vec<String>),
+    /// Every call of a whole answer was blocked and it said nothing else.
+    Refused(Refusal),
+}
+
+/// A whole answer whose every call was blocked.
+pub(super) struct Refusal {
+    /// Why, call by call (never the values).
+    pub(super) why: Vec<String>,
+    /// What the answer reported (`X-Augur-*`), the guard's marks among
+    /// them: an answer asked for after the refusal reports them too.
+    headers: HeaderMap,
 }
 
 impl Guarded {
@@ -211,8 +219,42 @@ impl Guarded {
     pub(super) fn into_result(self) -> Result<Output, ProxyError> {
         match self {
             Guarded::Output(o) => Ok(o),
-            Guarded::Refused(why) => Err(refusal(&why)),
+            Guarded::Refused(r) => Err(refusal(&r.why)),
         }
+    }
+}
+
+impl Refusal {
+    /// `out`, the answer asked for after this refusal, reporting what
+    /// fired in both: the upstream calls of both added up
+    /// (`X-Augur-Attempts`), the guard's marks and the repairs of both.
+    pub(super) fn carried_into(self, mut out: Output) -> Output {
+        let (Output::Full { headers, .. } | Output::Stream { headers, .. }) = &mut out;
+        let attempts = |h: &HeaderMap| {
+            h.get("x-augur-attempts")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(1)
+        };
+        let total = attempts(&self.headers).saturating_add(attempts(headers));
+        headers.insert("x-augur-attempts", HeaderValue::from(total));
+        for name in ["x-augur-guard", "x-augur-repaired"] {
+            let first = self.headers.get(name).and_then(|v| v.to_str().ok());
+            let then = headers.get(name).and_then(|v| v.to_str().ok());
+            let joined = match (first, then) {
+                (Some(a), Some(b)) => format!("{a}, {b}"),
+                (Some(a), None) => a.to_string(),
+                _ => continue,
+            };
+            let mut seen: Vec<&str> = Vec::new();
+            for item in joined.split(", ") {
+                if !seen.contains(&item) {
+                    seen.push(item);
+                }
+            }
+            headers.insert(name, crate::wire::header_text(&seen.join(", ")));
+        }
+        out
     }
 }
 
@@ -261,14 +303,17 @@ async fn apply(guard: Arc<Guard>, output: Output, witness: Witness) -> Guarded {
                 tally.judge(&guard, message, &witness).await;
                 refuse = !tally.blocked.is_empty() && tally.kept == 0 && !has_content(message);
             }
-            if refuse {
-                return Guarded::Refused(tally.blocked);
-            }
             let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
             let marks = tally.marks_after(text("x-augur-guard"));
             let risk = tally.risk_after(text("x-augur-tool-risk"));
             if let Some(marks) = marks {
                 headers.insert("x-augur-guard", crate::wire::header_text(&marks));
+            }
+            if refuse {
+                return Guarded::Refused(Refusal {
+                    why: tally.blocked,
+                    headers,
+                });
             }
             if let Some(r) = risk {
                 headers.insert("x-augur-tool-risk", HeaderValue::from_static(r));

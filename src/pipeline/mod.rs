@@ -196,6 +196,7 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
         cx.model_policy,
         (caps, upstream),
         stream_default,
+        !guards.is_empty(),
     )
     .await?;
     if narrowed && plan.is_passthrough() {
@@ -213,12 +214,15 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
         // Only the answer is read: the request goes as the client sent it.
         let raw = raw.filter(|_| !plan.format_changed);
         let stream = plan.stream;
+        let text = plan.rescue_text;
         let (upstream_body, _) =
             prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
         let job = job(&cx, route, upstream_body, job::Expect::Text, None, target);
+        // Read for a guard alone, the answer is judged and nothing else.
         let checks = native::Checks {
-            validate: cx.model_policy.native_validate,
-            recover: cx.model_policy.native_recover,
+            validate: text && cx.model_policy.native_validate,
+            recover: text && cx.model_policy.native_recover,
+            text,
         };
         let output = native::run(job, (set, checks), raw, stream).await?;
         let guarded = guard::apply_all(&guards, output, &witness).await;
@@ -260,24 +264,28 @@ async fn settle_guarded(
     guarded: guard::Guarded,
     again: Option<(Route, Map<String, Value>, bool)>,
 ) -> Result<Outcome, ProxyError> {
-    let (guard::Guarded::Refused(why), Some((route, mut body, stream_default))) = (&guarded, again)
-    else {
-        return Ok(Outcome::Output(guarded.into_result()?));
+    let (refused, (route, mut body, stream_default)) = match (guarded, again) {
+        (guard::Guarded::Refused(refused), Some(again)) => (refused, again),
+        (guarded, _) => return Ok(Outcome::Output(guarded.into_result()?)),
     };
     tracing::info!("the tool guard refused every call; asking the model once more");
     metrics::counter!("augur_retries_total", "cause" => "tool_guard").increment(1);
     if let Some(Value::Array(messages)) = body.get_mut("messages") {
-        messages.push(guard::reask_turn(why));
+        messages.push(guard::reask_turn(&refused.why));
     }
     let exchange = Exchange::new(route, body, stream_default);
     match Box::pin(run_once(cx, exchange, false)).await {
-        Ok(Outcome::Output(output)) => Ok(Outcome::Output(output)),
+        // The answer says what fired the first time too.
+        Ok(Outcome::Output(output)) => Ok(Outcome::Output(refused.carried_into(output))),
         // No answer the second time (an error, or nothing read): the
         // refusal stands; never the client's own bytes, which hold what
         // was refused.
-        _ => Err(guarded.into_result().err().unwrap_or_else(|| {
-            ProxyError::Internal("the tool guard's second answer was not read".into())
-        })),
+        _ => Err(guard::Guarded::Refused(refused)
+            .into_result()
+            .err()
+            .unwrap_or_else(|| {
+                ProxyError::Internal("the tool guard's second answer was not read".into())
+            })),
     }
 }
 

@@ -53,9 +53,14 @@ pub(crate) struct ToolPlan {
 /// What augur does to one request.
 pub(crate) struct Plan {
     pub tools: Option<ToolPlan>,
-    /// The model has native tools and the policy rescues calls it writes
-    /// as text: these are the declared tools.
+    /// The model runs the declared tools itself and augur reads its answer
+    /// (to rescue calls written as text, or for a tool guard): these are
+    /// the declared tools.
     pub rescue: Option<ToolSet>,
+    /// Calls written as text are rescued and the model's own calls
+    /// checked (`tools.rescue_text_calls`); when `rescue` is set for a
+    /// guard alone, the answer is only read.
+    pub rescue_text: bool,
     /// `tool_choice: "none"`: the tools are removed and the model answers.
     pub strip_tools: bool,
     /// The normalized format (after a named-schema policy).
@@ -132,7 +137,9 @@ pub(crate) fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
 }
 
 /// Decide what to do with a request for `model`, whose capabilities are
-/// looked up on upstream `upstream`.
+/// looked up on upstream `upstream`. `guarded`: a tool guard (the model's
+/// or the key's) judges the answer, so an answer that may hold calls is
+/// never forwarded unread, whatever else the policy says.
 pub(crate) async fn decide(
     route: Route,
     body: &Map<String, Value>,
@@ -140,6 +147,7 @@ pub(crate) async fn decide(
     policy: &ModelPolicy,
     (caps, upstream): (&Capabilities, usize),
     stream_default: bool,
+    guarded: bool,
 ) -> Result<Plan, ProxyError> {
     let stream = wants_stream(body, stream_default);
     let normalized =
@@ -155,7 +163,8 @@ pub(crate) async fn decide(
         .and_then(Value::as_array)
         .filter(|t| !t.is_empty() && route == Route::Chat);
     let mut tools = None;
-    let mut rescue = None;
+    // Declared tools the model runs itself.
+    let mut native = None;
     let mut strip_tools = false;
     if let Some(declared) = declared_tools {
         // Very small models are held to the common forms of string
@@ -197,8 +206,8 @@ pub(crate) async fn decide(
                     mode: policy.tools_mode,
                     text_format: policy.text_format,
                 });
-            } else if policy.rescues_text_calls() || policy.guard.is_some() {
-                rescue = Some(set);
+            } else {
+                native = Some(set);
             }
         }
     }
@@ -215,17 +224,16 @@ pub(crate) async fn decide(
     }
 
     // A constrained or emulated answer holds no calls written as text.
-    if format.is_some() || think {
-        rescue = None;
-    }
+    let rescue_text = policy.rescues_text_calls() && format.is_none() && !think;
     let validate = policy.validate.enabled && (format.is_some() || tools.is_some() || think);
     let stream_mode = policy.validate.stream.unwrap_or(match &format {
         Some(Format::Schema(_)) => StreamMode::Buffer,
         _ => StreamMode::Pass,
     });
-    Ok(Plan {
+    let mut plan = Plan {
         tools,
-        rescue,
+        rescue: None,
+        rescue_text,
         strip_tools,
         format,
         format_changed,
@@ -233,7 +241,11 @@ pub(crate) async fn decide(
         validate,
         stream_mode,
         stream,
-    })
+    };
+    // Every other plan reads the answer, and the guard with it.
+    let read = rescue_text || (guarded && plan.is_passthrough());
+    plan.rescue = native.filter(|_| read);
+    Ok(plan)
 }
 
 /// The schema budget and compilation every schema passes before any

@@ -61,6 +61,7 @@ async fn decide(body: &Value, p: &ModelPolicy) -> plan::Plan {
         p,
         (&no_lookups(), 0),
         true,
+        false,
     )
     .await
     .unwrap()
@@ -105,6 +106,7 @@ async fn formats_are_normalized_and_refused_early() {
         &p,
         (&no_lookups(), 0),
         true,
+        false,
     )
     .await
     .err()

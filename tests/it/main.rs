@@ -49,6 +49,7 @@ mod format_sanitize;
 mod format_stream;
 mod format_strings;
 mod genai_metrics;
+mod guard_paths;
 mod hung_upstream;
 mod length;
 mod listing_faults;

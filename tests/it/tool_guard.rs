@@ -370,6 +370,9 @@ async fn the_model_is_asked_once_more_after_every_call_was_refused() {
         "messages": [{"role": "user", "content": "Fetch the metadata"}]});
     let r = post(&live, "/api/chat", &body).await;
     assert_eq!(r.status(), 200);
+    // What fired in the first answer is reported on the one returned.
+    assert_eq!(header(&r, "x-augur-guard"), Some("block:ssrf"));
+    assert_eq!(header(&r, "x-augur-attempts"), Some("2"));
     let v: Value = r.json().await.unwrap();
     assert_eq!(
         v["message"]["content"], "I cannot fetch that address.",
@@ -393,4 +396,41 @@ async fn the_model_is_asked_once_more_after_every_call_was_refused() {
         "the value is not repeated: {told}"
     );
     assert_eq!(live.fake.requests("/api/chat"), 2);
+}
+
+/// The block that led to asking once more is reported on every surface's
+/// answer, with both upstream calls counted.
+#[tokio::test]
+async fn a_refusal_asked_again_is_reported_on_every_surface() {
+    use common::surfaces::{self, Surface};
+    let fake = FakeOllama::builder()
+        .script_tools("native", vec![])
+        .start()
+        .await;
+    let live = live(fake).await;
+    let tools: Vec<Value> = tools().as_array().unwrap().clone();
+    let messages = [json!({"role": "user", "content": "Fetch the metadata"})];
+    for surface in Surface::ALL {
+        live.fake.push_script(
+            "native",
+            vec![
+                fake_ollama::tool_calls_reply(&json!([{"name": "fetch_url",
+                    "arguments": {"url": "http://169.254.169.254/"}}])),
+                "I cannot fetch that address.".to_string(),
+            ],
+        );
+        let body = surfaces::request(surface, "native", &tools, &messages, false);
+        let r = post(&live, surface.path(), &body).await;
+        assert_eq!(r.status(), 200, "{surface:?}");
+        assert_eq!(
+            header(&r, "x-augur-guard"),
+            Some("block:ssrf"),
+            "{surface:?}"
+        );
+        assert_eq!(header(&r, "x-augur-attempts"), Some("2"), "{surface:?}");
+        let text = r.text().await.unwrap();
+        let answer = surfaces::answer(surface, false, &text).unwrap();
+        assert_eq!(answer.text, "I cannot fetch that address.", "{surface:?}");
+        assert!(answer.calls.is_empty(), "{surface:?}: {text}");
+    }
 }

@@ -83,6 +83,17 @@ pub(crate) async fn complete(
         let truncated = cut_short(&response);
         let current = grammar.as_ref().unwrap_or(&owned);
         let text = answer_text(route, &response);
+        if checks::calls_only(&response, &text, current) {
+            return Ok(Completed {
+                response,
+                interp: Interp {
+                    native_calls: true,
+                    ..Interp::default()
+                },
+                attempts: attempts + degrades,
+                invalid: false,
+            });
+        }
         let Read {
             text,
             interp,
@@ -148,6 +159,17 @@ pub(crate) fn streamed(
     validators: &Validators,
     vp: &ValidatePolicy,
 ) -> Completed {
+    if checks::calls_only(&response, text, expect) {
+        return Completed {
+            response,
+            interp: Interp {
+                native_calls: true,
+                ..Interp::default()
+            },
+            attempts: 1,
+            invalid: false,
+        };
+    }
     let mut interp = interpret(text, expect, validators, vp.repair);
     if cut_short(&response)
         && !interp.violations.is_empty()

@@ -29,6 +29,8 @@ pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
     Ok(output::stream(headers, |tx| async move {
         let mut text = String::new();
         let mut overflow = false;
+        // The model called tools: a format governs its answer, not its calls.
+        let mut called = false;
         while let Some(item) = lines.next().await {
             let mut chunk = match item {
                 Ok(c) => c,
@@ -39,6 +41,10 @@ pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
             };
             let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
             let piece = answer_text(job.route, &chunk);
+            called |= chunk
+                .pointer("/message/tool_calls")
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty());
             if text.len() + piece.len() <= limit {
                 text.push_str(&piece);
             } else {
@@ -48,7 +54,8 @@ pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
             if tx.is_closed() {
                 return;
             }
-            if done && !matches!(job.expect, Expect::Text) {
+            let calls_only = called && text.trim().is_empty();
+            if done && !calls_only && !matches!(job.expect, Expect::Text) {
                 let verdict = if overflow {
                     json!("unchecked")
                 } else {

@@ -52,6 +52,10 @@ pub(crate) struct Interp {
     /// Text mode: the answer could not be read as calls the request
     /// allows, so a grammar-mode attempt may follow.
     pub unparsed: bool,
+    /// A native-tools model called tools and said nothing else
+    /// ([`crate::pipeline::checks::calls_only`]): its message goes out as
+    /// it came.
+    pub native_calls: bool,
 }
 
 /// The final result of the attempts.

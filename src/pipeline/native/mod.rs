@@ -59,7 +59,10 @@ pub(crate) async fn run(
         Some(bytes) => job.ctx.json_raw(path, bytes).await?,
         None => job.ctx.json(path, &Value::Object(job.body.clone())).await?,
     };
-    let repairs = rescue_message(&mut response, &set, &job);
+    let repairs = match checks.text {
+        true => rescue_message(&mut response, &set, &job),
+        false => Vec::new(),
+    };
     let settled = settle::settle(&job, &set, checks, response).await?;
     let mut report = settled.report;
     report.repaired.splice(0..0, repairs);

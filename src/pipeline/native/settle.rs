@@ -42,6 +42,8 @@ pub(crate) struct Checks {
     pub validate: bool,
     /// Ask an empty answer once more.
     pub recover: bool,
+    /// Rescue calls written as text in the content.
+    pub text: bool,
 }
 
 /// What settling a native answer came to.

@@ -58,7 +58,7 @@ pub(crate) async fn run(
                 gate: Gate::new(&job, checks),
                 job,
                 set: set.clone(),
-                reader: Some(TextStream::new(&set)),
+                reader: checks.text.then(|| TextStream::new(&set)),
                 sent_calls: 0,
                 repairs: Vec::new(),
                 committed: false,
@@ -191,6 +191,7 @@ impl Pump {
             let checks = Checks {
                 validate: true,
                 recover: false,
+                text: false,
             };
             let settled = settle::settle(&self.job, &self.set, checks, whole).await?;
             return Ok(self.send_settled(settled, &done).await);
@@ -213,6 +214,7 @@ impl Pump {
             let checks = Checks {
                 validate: self.gate.validate,
                 recover: true,
+                text: false,
             };
             let settled = settle::settle(&self.job, &self.set, checks, answer).await?;
             if !settled.report.repaired.is_empty() || settled.report.invalid {
