@@ -17,6 +17,7 @@
 
 pub(crate) mod advertise;
 pub mod anthropic;
+pub(crate) mod dropped;
 pub(crate) mod frames;
 pub(crate) mod listing;
 pub(crate) mod ollama;

@@ -371,3 +371,57 @@ async fn thinking_a_model_cannot_do_is_dropped_when_not_emulated() {
     let sent = fake.last_json("/api/chat").unwrap();
     assert_eq!(sent["think"], json!(true), "{sent}");
 }
+
+/// Claude Code declares Anthropic's server web search with its tools. On a
+/// model without native tools augur emulates the functions and leaves the
+/// search out, naming it in `X-Augur-Dropped-Tools`, whole and streamed.
+#[tokio::test]
+async fn server_web_search_is_left_out_for_an_emulated_model() {
+    let (fake, augur) = pair().await;
+    let search = json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5});
+    for stream in [false, true] {
+        let mut body = request("tool-json", CALL, stream);
+        body["tools"] = json!([search, weather()]);
+        let r = post(&augur, "/v1/messages", &body).await;
+        assert_eq!(r.status(), 200, "stream={stream}");
+        assert_eq!(header(&r, "x-augur-emulated"), Some("tools"));
+        assert_eq!(
+            header(&r, "x-augur-dropped-tools"),
+            Some("web_search_20250305")
+        );
+        let text = r.text().await.unwrap();
+        assert!(text.contains("get_weather"), "{text}");
+        let sent = fake.last_json("/api/chat").unwrap().to_string();
+        assert!(!sent.contains("web_search"), "{sent}");
+    }
+    assert_eq!(fake.requests("/v1/messages"), 0);
+
+    // Nothing else to change: the request goes to the upstream's own
+    // route without it.
+    let body = json!({"model": "gemma3", "max_tokens": 64, "tools": [search],
+        "messages": [{"role": "user", "content": "hi"}]});
+    let r = post(&augur, "/v1/messages", &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        header(&r, "x-augur-dropped-tools"),
+        Some("web_search_20250305")
+    );
+    assert_eq!(fake.requests("/v1/messages"), 1);
+    let sent = fake.last_json("/v1/messages").unwrap();
+    assert_eq!(sent["tools"], json!([]), "{sent}");
+}
+
+/// For a model with native tools, Ollama runs the search: the request
+/// goes to its `/v1/messages` as the client sent it.
+#[tokio::test]
+async fn server_web_search_goes_to_the_upstream_for_a_model_with_tools() {
+    let (fake, augur) = pair().await;
+    let search = json!({"type": "web_search_20250305", "name": "web_search"});
+    let mut body = request("llama3.2", "weather in Paris?", false);
+    body["tools"] = json!([search, weather()]);
+    let r = post(&augur, "/v1/messages", &body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-augur-dropped-tools"), None);
+    assert_eq!(fake.requests("/v1/messages"), 1);
+    assert_eq!(fake.last_json("/v1/messages").unwrap()["tools"][0], search);
+}

@@ -31,7 +31,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Translation, json_answer, sse_answer};
+use super::{Adapter, Amended, Translation, dropped::Dropped, json_answer, sse_answer};
 use crate::{
     error::ProxyError,
     ingress::Admitted,
@@ -47,27 +47,46 @@ pub async fn messages(State(state): State<AppState>, admitted: Admitted, req: Re
 /// The Messages surface.
 struct Messages;
 
-impl Adapter for Messages {
-    type Meta = Meta;
+/// What rendering a Messages answer needs, and the server tools left out.
+struct Run {
+    meta: Meta,
+    dropped: Option<Dropped>,
+}
 
-    fn translate(&self, body: Map<String, Value>) -> Result<Translation<Meta>, ProxyError> {
+impl Adapter for Messages {
+    type Meta = Run;
+
+    fn translate(&self, body: Map<String, Value>) -> Result<Translation<Run>, ProxyError> {
         let translated = translate(&body)?;
-        if translated.web_search {
-            // Ollama runs the search loop itself.
-            return Ok(Translation::Forward);
-        }
+        let dropped = match translated.server_tools.is_empty() {
+            true => None,
+            false => Some(Dropped::new(
+                &translated.server_tools,
+                &body,
+                request::is_server_tool,
+            )?),
+        };
         let meta = Meta::new(&translated);
         // Ollama's Anthropic layer drops thinking a model cannot do rather
         // than refusing it; so does augur when it does not emulate thinking.
+        // Ollama runs a web search itself, unless augur emulates tools.
         let exchange = Exchange {
             relax_think: true,
+            upstream_runs_tools: translated.web_search,
             ..Exchange::new(Route::Chat, translated.body, false)
         };
-        Ok(Translation::Run(exchange, meta))
+        Ok(Translation::Run(exchange, Run { meta, dropped }))
     }
 
-    fn render(&self, meta: Meta, out: Output) -> Response {
-        render(meta, out)
+    fn render(&self, run: Run, mut out: Output) -> Response {
+        if let Some(d) = &run.dropped {
+            d.mark(&mut out);
+        }
+        render(run.meta, out)
+    }
+
+    fn amended(&self, run: &Run) -> Option<Amended> {
+        run.dropped.as_ref().map(Dropped::amended)
     }
 }
 

@@ -36,9 +36,13 @@ pub struct Translated {
     /// when the first chunk has no `prompt_eval_count`.
     pub estimated_input_tokens: u64,
     /// A server-side `web_search_*` tool was declared. Ollama runs that
-    /// search loop itself (`WebSearchAnthropicWriter`); augur does not, so
-    /// such a request is best forwarded to Ollama's `/v1/messages`.
+    /// search loop itself (`WebSearchAnthropicWriter`) for a model with
+    /// native tools; augur does not, so the tool is not in `body` and the
+    /// pipeline decides whether the request goes to Ollama's
+    /// `/v1/messages` as it came.
     pub web_search: bool,
+    /// The types of the server tools left out of `body` (each once).
+    pub server_tools: Vec<String>,
 }
 
 /// Translate an Anthropic Messages request. Errors are 400s with the texts
@@ -95,7 +99,7 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let (tools, web_search) = convert_tools(declared)?;
+    let (tools, server_tools) = convert_tools(declared)?;
     let think = think(req);
     let schema = format::schema(req)?;
     let stream = req.get("stream").and_then(Value::as_bool).unwrap_or(false);
@@ -135,7 +139,8 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
         thinking,
         thinking_off: think == Some(Value::Bool(false)),
         estimated_input_tokens: estimate::input_tokens(req),
-        web_search,
+        web_search: !server_tools.is_empty(),
+        server_tools,
     })
 }
 
@@ -195,23 +200,25 @@ fn tool_choice(choice: &Map<String, Value>) -> Option<Value> {
 }
 
 /// `convertTool` for each declared tool that is loaded (not
-/// `defer_loading`); true if a server-side web search tool is among them
-/// (a client tool named `web_search` is then dropped).
-fn convert_tools(tools: &[Value]) -> Result<(Vec<Value>, bool), ProxyError> {
+/// `defer_loading`), and the types of the server-side web search tools
+/// among them, which are left out (with them, a client tool named
+/// `web_search` is dropped, as Ollama drops it).
+fn convert_tools(tools: &[Value]) -> Result<(Vec<Value>, Vec<String>), ProxyError> {
     let empty = Map::new();
     fn kind(t: &Value) -> &str {
         t.get("type").and_then(Value::as_str).unwrap_or_default()
     }
-    let web_search = tools.iter().any(|t| kind(t).starts_with("web_search"));
+    let mut server = Vec::new();
+    for t in tools {
+        if is_server_tool(kind(t)) && !server.iter().any(|s| s == kind(t)) {
+            server.push(kind(t).to_string());
+        }
+    }
     let mut out = Vec::with_capacity(tools.len());
     for t in tools {
         let tool = t.as_object().unwrap_or(&empty);
         let name = str_of(tool, "name");
-        if kind(t).starts_with("web_search") {
-            out.push(web_search_tool());
-            continue;
-        }
-        if web_search && name == "web_search" {
+        if is_server_tool(kind(t)) || (!server.is_empty() && name == "web_search") {
             continue;
         }
         // A deferred tool is not in the model's context until a tool search
@@ -236,23 +243,11 @@ fn convert_tools(tools: &[Value]) -> Result<(Vec<Value>, bool), ProxyError> {
         }
         out.push(json!({"type": "function", "function": function}));
     }
-    Ok((out, web_search))
+    Ok((out, server))
 }
 
-/// The function Ollama declares for Anthropic's server-side web search.
-fn web_search_tool() -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": "web_search",
-            "description": "Search the web for current information. Use this to find up-to-date information about any topic.",
-            "parameters": {
-                "type": "object",
-                "required": ["query"],
-                "properties": {
-                    "query": {"type": "string", "description": "The search query to look up on the web"}
-                }
-            }
-        }
-    })
+/// Whether a tool `type` is Anthropic's server-side web search
+/// (`web_search_20250305`, …), which Ollama runs itself.
+pub(crate) fn is_server_tool(kind: &str) -> bool {
+    kind.starts_with("web_search")
 }

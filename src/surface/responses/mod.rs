@@ -9,7 +9,7 @@
 //! the difference, but for two things Ollama's layer drops: `text.format:
 //! json_object` is JSON mode, and tools that are not functions (Codex's
 //! `web_search`, …) are left out where neither the model nor Ollama can
-//! run them (`hosted`).
+//! run them ([`super::dropped`]).
 //! Errors before an answer starts take OpenAI's error shape
 //! ([`crate::error::Flavor::OpenAi`]); a stream that fails part-way ends
 //! with `response.failed` ([`failed_event`]), and so does a stream augur
@@ -19,7 +19,6 @@
 mod answer;
 mod echo;
 mod go;
-mod hosted;
 pub(crate) mod request;
 pub(crate) mod response;
 mod stream;
@@ -33,7 +32,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Amended, Translation, frames, json_answer, sse_answer};
+use super::{Adapter, Amended, Translation, dropped::Dropped, frames, json_answer, sse_answer};
 use crate::{
     error::ProxyError,
     ingress::Admitted,
@@ -56,7 +55,7 @@ struct Responses;
 /// What rendering a Responses answer needs, and the tools left out.
 pub(crate) struct Run {
     meta: Meta,
-    dropped: Option<hosted::Dropped>,
+    dropped: Option<Dropped>,
 }
 
 impl Adapter for Responses {
@@ -67,11 +66,7 @@ impl Adapter for Responses {
         let dropped = if translated.hosted.is_empty() {
             None
         } else {
-            tracing::debug!(
-                tools = %translated.hosted.join(", "),
-                "tools the model cannot run and the upstream would not are left out"
-            );
-            Some(hosted::Dropped::new(&translated.hosted, &body)?)
+            Some(Dropped::new(&translated.hosted, &body, request::is_hosted)?)
         };
         let meta = Meta::new(&translated);
         // Ollama runs the search loop itself, unless augur emulates tools.
@@ -90,7 +85,7 @@ impl Adapter for Responses {
     }
 
     fn amended(&self, run: &Run) -> Option<Amended> {
-        run.dropped.as_ref().map(hosted::Dropped::amended)
+        run.dropped.as_ref().map(Dropped::amended)
     }
 }
 

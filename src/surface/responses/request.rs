@@ -223,7 +223,7 @@ fn check_parameters(p: &Map<String, Value>) -> Result<(), ProxyError> {
 /// Whether a tool `type` is one augur cannot emulate: anything but a
 /// function (or a namespace of functions). A tool without a type is left
 /// to the tool set's own check.
-pub(super) fn is_hosted(kind: &str) -> bool {
+pub(crate) fn is_hosted(kind: &str) -> bool {
     !matches!(kind, "" | "function" | "namespace")
 }
 

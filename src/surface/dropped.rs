@@ -1,25 +1,26 @@
-//! Tools a Responses request declares that are not functions: OpenAI's
-//! hosted tools (`web_search`, `web_search_preview`, `file_search`,
-//! `code_interpreter`, `image_generation`, `mcp`, `tool_search`, …) and the
-//! built-in client tools with their own call items (`local_shell`,
-//! `shell`, `apply_patch`, `computer_use_preview`, `custom`, …). Codex
-//! declares `web_search` with every request.
+//! Tools a request declares that neither the model nor augur can run, left
+//! out of it: OpenAI's hosted tools on `/v1/responses` (`web_search`,
+//! `web_search_preview`, `file_search`, `code_interpreter`,
+//! `image_generation`, `mcp`, `tool_search`, …, and the built-in client
+//! tools with their own call items: `local_shell`, `shell`, `apply_patch`,
+//! `computer_use_preview`, `custom`, …; Codex declares `web_search` with
+//! every request), and Anthropic's server `web_search_*` tool on
+//! `/v1/messages` (Claude Code declares it).
 //!
 //! augur emulates function tools only, and Ollama runs none of these but
-//! `web_search` (its own search loop, for a model with native tools). So
-//! `web_search` sends the request to the upstream as it came when augur
+//! web search (its own search loop, for a model with native tools). So a
+//! web search sends the request to the upstream as it came when augur
 //! does not emulate the model's tools (the pipeline decides:
-//! [`crate::pipeline::Exchange::upstream_runs_tools`]); otherwise every such tool is left out (the
-//! answer says which in `X-Augur-Dropped-Tools`, and a debug line is
-//! logged) rather than failing the request.
+//! [`crate::pipeline::Exchange::upstream_runs_tools`]); otherwise every
+//! such tool is left out (the answer says which in
+//! `X-Augur-Dropped-Tools`, and a debug line is logged) rather than
+//! failing the request.
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use crate::{error::ProxyError, pipeline::output::Output, surface::Amended};
-
-use super::request::is_hosted;
 
 /// The header naming the tool types augur left out.
 const DROPPED_TOOLS: HeaderName = HeaderName::from_static("x-augur-dropped-tools");
@@ -34,11 +35,20 @@ pub(crate) struct Dropped {
 }
 
 impl Dropped {
-    /// The tools of `types` (not empty) left out of the client's `body`.
-    pub(super) fn new(types: &[String], body: &Map<String, Value>) -> Result<Self, ProxyError> {
+    /// The tools of `types` (not empty) left out of the client's `body`:
+    /// those whose `type` is `dropped`.
+    pub(super) fn new(
+        types: &[String],
+        body: &Map<String, Value>,
+        dropped: fn(&str) -> bool,
+    ) -> Result<Self, ProxyError> {
+        tracing::debug!(
+            tools = %types.join(", "),
+            "tools the model cannot run and the upstream would not are left out"
+        );
         let mut body = body.clone();
         if let Some(Value::Array(tools)) = body.get_mut("tools") {
-            tools.retain(|t| !t.get("type").and_then(Value::as_str).is_some_and(is_hosted));
+            tools.retain(|t| !t.get("type").and_then(Value::as_str).is_some_and(dropped));
         }
         let body = serde_json::to_vec(&Value::Object(body))
             .map_err(|e| ProxyError::Internal(format!("re-encoding the request body: {e}")))?;
@@ -101,7 +111,8 @@ mod tests {
             {"type": "file_search", "vector_store_ids": ["vs_1"]}
         ]});
         let types = ["web_search".to_string(), "file_search".to_string()];
-        let d = Dropped::new(&types, body.as_object().unwrap()).unwrap();
+        let hosted = |t: &str| !matches!(t, "" | "function" | "namespace");
+        let d = Dropped::new(&types, body.as_object().unwrap(), hosted).unwrap();
         let a = d.amended();
         assert_eq!(a.headers[DROPPED_TOOLS], "web_search, file_search");
         let sent: Value = serde_json::from_slice(&a.body).unwrap();
@@ -122,7 +133,10 @@ mod tests {
     #[test]
     fn the_header_goes_on_whole_and_streamed_answers() {
         let body = json!({"tools": [{"type": "mcp"}]});
-        let d = Dropped::new(&["mcp".to_string()], body.as_object().unwrap()).unwrap();
+        let d = Dropped::new(&["mcp".to_string()], body.as_object().unwrap(), |t| {
+            t == "mcp"
+        })
+        .unwrap();
         let mut out = Output::Full {
             value: json!({}),
             headers: HeaderMap::new(),
