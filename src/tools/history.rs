@@ -33,7 +33,10 @@ use super::text::{TextFormat, render_calls};
 /// - `tool` (and legacy `function`) messages become `user` messages
 ///   `Tool result for <name>: <content>`; the name comes from `tool_name`,
 ///   `name`, the `tool_call_id` of an earlier call, or else the next
-///   unanswered call of the preceding assistant turn.
+///   unanswered call of the preceding assistant turn. When the call it
+///   answers shares its tool with another call of its turn, its arguments
+///   follow the name (`Tool result for get_weather {"city":"Rome"}: …`),
+///   so results returned in any order stay with their calls.
 /// - Everything else (other fields, images, user messages) is kept.
 pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -> Vec<Value> {
     rewrite_messages_as(messages, instruction, CallStyle::Envelope { parallel })
@@ -114,8 +117,17 @@ pub fn rewrite_messages_as(messages: &[Value], instruction: &str, style: CallSty
             }
             "tool" | "function" => {
                 let result = content_text(obj.get("content"));
-                let text = match matcher.on_result(obj).name {
-                    Some(n) => format!("Tool result for {n}: {result}"),
+                let answer = matcher.on_result(obj);
+                // Results of calls to one tool in one turn may come in any
+                // order: each says which call it answers.
+                let which = answer
+                    .call
+                    .filter(|i| matcher.shares_its_tool(*i))
+                    .and_then(|i| matcher.call(i))
+                    .map(|c| format!(" {}", arguments_text(&c.arguments)))
+                    .unwrap_or_default();
+                let text = match answer.name {
+                    Some(n) => format!("Tool result for {n}{which}: {result}"),
                     None => format!("Tool result: {result}"),
                 };
                 let mut m = Map::new();
@@ -131,6 +143,25 @@ pub fn rewrite_messages_as(messages: &[Value], instruction: &str, style: CallSty
     }
     place_instruction(&mut out, instruction);
     out
+}
+
+/// Most bytes of a call's arguments a tool result repeats to say which
+/// call it answers.
+const MAX_ARGUMENTS_SHOWN: usize = 256;
+
+/// A call's arguments as compact JSON, cut (on a character boundary) past
+/// [`MAX_ARGUMENTS_SHOWN`] bytes.
+fn arguments_text(arguments: &Value) -> String {
+    let mut text = arguments.to_string();
+    if text.len() > MAX_ARGUMENTS_SHOWN {
+        let mut end = MAX_ARGUMENTS_SHOWN;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }
 
 /// Put `instruction` into the leading system message(s) and make sure a

@@ -165,3 +165,48 @@ fn structured_assistant_answers_are_embedded_as_values() {
     );
     assert_eq!(out[3], json!({"role":"assistant","content":""}));
 }
+
+#[test]
+fn results_of_calls_to_one_tool_say_which_call_they_answer() {
+    // Paris then Rome; the results come back Rome first.
+    let messages = [
+        json!({"role":"user","content":"Weather in Paris and Rome?"}),
+        json!({"role":"assistant","tool_calls":[
+            {"id":"call_a","function":{"name":"get_weather","arguments":{"city":"Paris"}}},
+            {"id":"call_b","function":{"name":"get_weather","arguments":{"city":"Rome"}}},
+            {"id":"call_c","function":{"name":"get_time","arguments":{"tz":"CET"}}}]}),
+        json!({"role":"tool","tool_call_id":"call_b","content":"rain"}),
+        json!({"role":"tool","tool_call_id":"call_c","content":"09:00"}),
+        json!({"role":"tool","tool_call_id":"call_a","content":"sun"}),
+    ];
+    let out = rewrite_messages(&messages, INSTR, true);
+    let texts: Vec<&str> = out[3..6]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            r#"Tool result for get_weather {"city":"Rome"}: rain"#,
+            // A tool called once in its turn needs no arguments.
+            "Tool result for get_time: 09:00",
+            r#"Tool result for get_weather {"city":"Paris"}: sun"#,
+        ]
+    );
+}
+
+#[test]
+fn long_arguments_are_cut_where_a_result_repeats_them() {
+    let long = "é".repeat(400);
+    let messages = [
+        json!({"role":"assistant","tool_calls":[
+            {"id":"a","function":{"name":"f","arguments":{"q":long}}},
+            {"id":"b","function":{"name":"f","arguments":{"q":"x"}}}]}),
+        json!({"role":"tool","tool_call_id":"a","content":"1"}),
+    ];
+    let out = rewrite_messages(&messages, INSTR, true);
+    let text = out.last().unwrap()["content"].as_str().unwrap().to_string();
+    assert!(text.starts_with("Tool result for f {\"q\":\"é"), "{text}");
+    assert!(text.ends_with("…: 1"), "{text}");
+    assert!(text.len() < 300, "{}", text.len());
+}

@@ -63,6 +63,9 @@ pub(crate) struct Answer {
 #[derive(Debug, Default)]
 pub(crate) struct ResultMatcher {
     calls: Vec<HistoryCall>,
+    /// The assistant turn (a count) each call was made in.
+    turn_of: Vec<usize>,
+    turns: usize,
     by_id: HashMap<String, usize>,
     /// Calls of the latest assistant turn not answered yet, in order.
     pending: VecDeque<usize>,
@@ -73,6 +76,7 @@ impl ResultMatcher {
     /// Returns the indices given to them.
     pub(crate) fn on_calls(&mut self, raw_calls: &[Value]) -> std::ops::Range<usize> {
         self.pending.clear();
+        self.turns += 1;
         let start = self.calls.len();
         for raw in raw_calls {
             let i = self.calls.len();
@@ -80,6 +84,7 @@ impl ResultMatcher {
                 self.by_id.insert(id.to_owned(), i);
             }
             self.calls.push(history_call(raw));
+            self.turn_of.push(self.turns);
             self.pending.push_back(i);
         }
         start..self.calls.len()
@@ -118,6 +123,19 @@ impl ResultMatcher {
     /// The call at `index`.
     pub(crate) fn call(&self, index: usize) -> Option<&HistoryCall> {
         self.calls.get(index)
+    }
+
+    /// Whether the call at `index` shares its tool with another call of
+    /// its turn: its result names it by its arguments too.
+    pub(crate) fn shares_its_tool(&self, index: usize) -> bool {
+        let (Some(call), Some(turn)) = (self.calls.get(index), self.turn_of.get(index)) else {
+            return false;
+        };
+        self.calls
+            .iter()
+            .zip(&self.turn_of)
+            .enumerate()
+            .any(|(j, (c, t))| j != index && t == turn && c.name == call.name)
     }
 }
 

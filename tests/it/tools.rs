@@ -357,3 +357,42 @@ async fn thinking_and_tools_are_emulated_together() {
     assert!(last_thinking < call_at, "thinking before the call");
     assert_eq!(chunks.last().unwrap()["done"], true);
 }
+
+/// Two calls to one tool whose results come back out of order: on every
+/// surface, each result reaches the model with the call it answers.
+#[tokio::test]
+async fn results_of_calls_to_one_tool_reach_the_model_with_their_calls() {
+    use common::surfaces::{self, Surface};
+    let (fake, augur) = pair().await;
+    let messages = [
+        json!({"role": "user", "content": "Weather in Paris and Rome?"}),
+        json!({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_a", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+            {"id": "call_b", "function": {"name": "get_weather", "arguments": {"city": "Rome"}}}]}),
+        json!({"role": "tool", "tool_name": "get_weather", "tool_call_id": "call_b", "content": "rain"}),
+        json!({"role": "tool", "tool_name": "get_weather", "tool_call_id": "call_a", "content": "sun"}),
+        // The `tool-json` fake answers the last user text.
+        json!({"role": "user", "content": r#"{"response": "Sun in Paris, rain in Rome."}"#}),
+    ];
+    for surface in Surface::ALL {
+        let body = surfaces::request(surface, "tool-json", &[weather_tool()], &messages, false);
+        let r = post(&augur, surface.path(), &body).await;
+        assert_eq!(r.status(), 200, "{surface:?}: {}", r.text().await.unwrap());
+        let sent = fake.last_json("/api/chat").unwrap();
+        let results: Vec<&str> = sent["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .filter(|c| c.starts_with("Tool result"))
+            .collect();
+        assert_eq!(
+            results,
+            [
+                r#"Tool result for get_weather {"city":"Rome"}: rain"#,
+                r#"Tool result for get_weather {"city":"Paris"}: sun"#,
+            ],
+            "{surface:?}"
+        );
+    }
+}

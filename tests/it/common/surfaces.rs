@@ -78,9 +78,18 @@ fn calls_of(m: &Value) -> Vec<(String, Value)> {
         .unwrap_or_default()
 }
 
+/// The id of call `i` of the assistant message at `turn`: its own `id`
+/// when the conversation gives one.
+fn id_of(m: &Value, turn: usize, i: usize) -> String {
+    m["tool_calls"][i]["id"]
+        .as_str()
+        .map(String::from)
+        .unwrap_or_else(|| call_id(turn, i))
+}
+
 /// The ids of the calls, in conversation order, that `tool` messages answer:
-/// each tool message answers the next unanswered call of the last
-/// assistant message.
+/// a `tool_call_id` the message gives, else the next unanswered call of the
+/// last assistant message.
 fn tool_ids(messages: &[Value]) -> Vec<Option<String>> {
     let mut pending: Vec<String> = Vec::new();
     messages
@@ -88,11 +97,17 @@ fn tool_ids(messages: &[Value]) -> Vec<Option<String>> {
         .enumerate()
         .map(|(turn, m)| match role(m) {
             "assistant" => {
-                pending = (0..calls_of(m).len()).map(|i| call_id(turn, i)).collect();
+                pending = (0..calls_of(m).len()).map(|i| id_of(m, turn, i)).collect();
                 pending.reverse();
                 None
             }
-            "tool" => pending.pop(),
+            "tool" => match m["tool_call_id"].as_str() {
+                Some(id) => {
+                    pending.retain(|p| p != id);
+                    Some(id.to_string())
+                }
+                None => pending.pop(),
+            },
             _ => None,
         })
         .collect()
@@ -160,7 +175,7 @@ fn openai_messages(messages: &[Value]) -> Vec<Value> {
                     .into_iter()
                     .enumerate()
                     .map(|(i, (name, args))| {
-                        json!({"id": call_id(turn, i), "type": "function",
+                        json!({"id": id_of(m, turn, i), "type": "function",
                             "function": {"name": name, "arguments": args.to_string()}})
                     })
                     .collect();
@@ -179,8 +194,10 @@ fn responses_input(messages: &[Value]) -> Vec<Value> {
         match role(m) {
             "assistant" if m.get("tool_calls").is_some() => {
                 for (i, (name, args)) in calls_of(m).into_iter().enumerate() {
-                    out.push(json!({"type": "function_call", "call_id": call_id(turn, i),
-                        "name": name, "arguments": args.to_string()}));
+                    out.push(
+                        json!({"type": "function_call", "call_id": id_of(m, turn, i),
+                        "name": name, "arguments": args.to_string()}),
+                    );
                 }
             }
             "tool" => out.push(json!({"type": "function_call_output",
@@ -203,7 +220,7 @@ fn anthropic_messages(messages: &[Value]) -> Vec<Value> {
                     blocks.push(json!({"type": "text", "text": text(m)}));
                 }
                 for (i, (name, args)) in calls_of(m).into_iter().enumerate() {
-                    blocks.push(json!({"type": "tool_use", "id": call_id(turn, i),
+                    blocks.push(json!({"type": "tool_use", "id": id_of(m, turn, i),
                         "name": name, "input": args}));
                 }
                 ("assistant", blocks)
