@@ -11,7 +11,9 @@
 //!   when the property is not about types (`type`, `kind`, `format`, …);
 //! - the property's own name (`{"city":"city"}`,
 //!   `{"tracking_number":"tracking number"}`);
-//! - only an ellipsis (`…`, `...`).
+//! - only an ellipsis (`…`, `...`);
+//! - empty (or only spaces), for a property the schema requires: a call
+//!   that needs a value and has none.
 //!
 //! Never a placeholder: a value the schema names (`enum`, `const`,
 //! `default`, `examples`) or one the conversation itself contains (the
@@ -80,14 +82,27 @@ pub fn placeholder_violations(
 ) -> Vec<Violation> {
     let schema = set.get(&call.name).map(|t| &t.parameters);
     let mut found = Vec::new();
-    walk(&call.arguments, schema, "", "", 0, mentioned, &mut found);
+    let at = Place {
+        schema,
+        key: "",
+        required: false,
+    };
+    walk(&call.arguments, at, "", 0, mentioned, &mut found);
     found
+}
+
+/// Where a value sits: its schema, its property's name, and whether the
+/// object holding it requires that property.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    schema: Option<&'a Value>,
+    key: &'a str,
+    required: bool,
 }
 
 fn walk(
     v: &Value,
-    schema: Option<&Value>,
-    key: &str,
+    at: Place<'_>,
     pointer: &str,
     depth: usize,
     mentioned: &dyn Fn(&str) -> bool,
@@ -96,8 +111,19 @@ fn walk(
     if depth > MAX_DEPTH || found.len() >= MAX_FOUND {
         return;
     }
+    let Place {
+        schema,
+        key,
+        required,
+    } = at;
     match v {
         Value::Object(m) => {
+            let requires = |k: &str| {
+                schema
+                    .and_then(|s| s.get("required"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(k)))
+            };
             for (k, x) in m {
                 let sub = schema.and_then(|s| {
                     s.get("properties")
@@ -105,22 +131,40 @@ fn walk(
                         .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()))
                 });
                 let at = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
-                walk(x, sub, k, &at, depth + 1, mentioned, found);
+                let place = Place {
+                    schema: sub,
+                    key: k,
+                    required: requires(k),
+                };
+                walk(x, place, &at, depth + 1, mentioned, found);
             }
         }
         Value::Array(items) => {
             let sub = schema.and_then(|s| s.get("items"));
             for (i, x) in items.iter().enumerate() {
+                let place = Place {
+                    schema: sub,
+                    key,
+                    required: false,
+                };
                 walk(
                     x,
-                    sub,
-                    key,
+                    place,
                     &format!("{pointer}/{i}"),
                     depth + 1,
                     mentioned,
                     found,
                 );
             }
+        }
+        Value::String(s) if required && s.trim().is_empty() && !named_by(schema, s) => {
+            found.push((
+                pointer.to_string(),
+                format!(
+                    "{key:?} is required and the value is empty: use the actual value from \
+                     the conversation, or answer instead of calling the tool"
+                ),
+            ));
         }
         Value::String(s)
             if is_placeholder(s, key, schema) && !named_by(schema, s) && !mentioned(s.trim()) =>

@@ -104,3 +104,39 @@ fn messages_say_what_to_do() {
         "no schema, no type"
     );
 }
+
+#[test]
+fn an_empty_value_for_a_required_property_is_no_value() {
+    let set = ToolSet::from_request(&[json!({"type":"function","function":{"name":"f",
+        "parameters":{"type":"object","required":["city","mode","where"],"properties":{
+            "city":{"type":"string"},
+            "mode":{"type":"string","enum":["","fast"]},
+            "note":{"type":"string"},
+            "where":{"type":"object","required":["street"],"properties":{
+                "street":{"type":"string"},"floor":{"type":"string"}}}}}}})])
+    .unwrap();
+    let found = |arguments: Value| {
+        let call = ToolCall {
+            name: "f".into(),
+            arguments,
+        };
+        placeholder_violations(&call, &set, &|_| true)
+            .into_iter()
+            .map(|(pointer, message)| format!("{pointer} {message}"))
+            .collect::<Vec<_>>()
+    };
+    let v =
+        found(json!({"city": "", "mode": "", "note": "", "where": {"street": " ", "floor": ""}}));
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert!(
+        v[0].starts_with("/city \"city\" is required and the value is empty"),
+        "{v:?}"
+    );
+    assert!(v[1].starts_with("/where/street "), "{v:?}");
+    // A value given, an optional property, or an empty value the schema
+    // names: nothing to say.
+    assert!(
+        found(json!({"city": "Paris", "mode": "", "note": "", "where": {"street": "Main"}}))
+            .is_empty()
+    );
+}

@@ -116,3 +116,51 @@ async fn a_placeholder_still_there_after_the_retries_is_422() {
     })
     .await;
 }
+
+/// An empty value for a required argument is no value: retried with
+/// feedback, whole and streamed (the README's Paris example on the 270M
+/// model sometimes answers `{"city": ""}`).
+#[tokio::test]
+async fn an_empty_required_value_is_retried_with_feedback() {
+    for stream in [false, true] {
+        bounded(20, async {
+            let bad = call_reply("get_weather", json!({"city": ""}));
+            let good = call_reply("get_weather", json!({"city": "Tokyo"}));
+            // Streamed: the stream's reply, the whole path's first attempt,
+            // its retry.
+            let replies = match stream {
+                false => vec![bad, good],
+                true => vec![bad.clone(), bad, good],
+            };
+            let asked = replies.len() as u64;
+            let live = scripted(replies, "{}").await;
+            let r = chat(&live, stream, json!([weather_tool()]), question()).await;
+            assert_eq!(r.status(), 200);
+            let text = r.text().await.unwrap();
+            let calls: Vec<Value> = match stream {
+                false => {
+                    let v: Value = serde_json::from_str(&text).unwrap();
+                    v["message"]["tool_calls"].as_array().unwrap().clone()
+                }
+                true => common::tool_calls(&ndjson(&text))
+                    .into_iter()
+                    .cloned()
+                    .collect(),
+            };
+            assert_eq!(calls.len(), 1, "{text}");
+            assert_eq!(
+                calls[0]["function"]["arguments"],
+                json!({"city": "Tokyo"}),
+                "{text}"
+            );
+            let feedback = last_sent_message(&live);
+            assert!(
+                feedback.contains("get_weather/city")
+                    && feedback.contains("is required and the value is empty"),
+                "{feedback}"
+            );
+            assert_eq!(live.fake.requests("/api/chat"), asked);
+        })
+        .await;
+    }
+}
