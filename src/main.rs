@@ -125,7 +125,13 @@ fn init_tracing(config: &Config) -> Result<Option<SdkTracerProvider>, TraceError
         Ok(off) => filter.add_directive(off),
         Err(_) => filter,
     };
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // Colours only for a terminal, and not when NO_COLOR is set
+    // (https://no-color.org): a log file holds no escape codes.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(colour);
     let fmt = match config.log_format {
         LogFormat::Json => fmt.json().with_filter(filter).boxed(),
         LogFormat::Text => fmt.with_filter(filter).boxed(),

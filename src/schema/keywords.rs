@@ -374,6 +374,9 @@ impl Walker<'_> {
                 None => self.note(path, "dropped non-array required"),
             }
         }
+        if self.forms == FormatForms::Common {
+            non_empty_required(&mut props, &required);
+        }
         if m.get("properties").is_some_and(Value::is_object) || !props.is_empty() {
             out.insert("properties".into(), Value::Object(props));
         }
@@ -407,4 +410,24 @@ impl Walker<'_> {
 /// Escape a property name for use in a JSON pointer.
 pub(super) fn escape_pointer(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
+}
+
+/// The common forms (`tools.small_model`): a required string property of
+/// the grammar copy takes at least one character, unless its schema
+/// already bounds it (`minLength`, `pattern`, `enum`, `const`). Left free,
+/// a very small model closes the string at once (`{"city": ""}`); an
+/// empty value for a required property is no value anyway, and
+/// validation still applies the client's schema.
+fn non_empty_required(props: &mut Map<String, Value>, required: &[Value]) {
+    for name in required.iter().filter_map(Value::as_str) {
+        let Some(Value::Object(p)) = props.get_mut(name) else {
+            continue;
+        };
+        let bounded = ["minLength", "pattern", "enum", "const"]
+            .iter()
+            .any(|k| p.contains_key(*k));
+        if p.get("type").and_then(Value::as_str) == Some("string") && !bounded {
+            p.insert("minLength".into(), Value::from(1));
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{PRIMITIVES, degrade, sanitize};
+use super::{FormatForms, MAX_VISITS, PRIMITIVES, degrade, sanitize, sanitize_with};
 
 fn fixtures() -> Vec<Value> {
     let path = concat!(
@@ -362,4 +362,28 @@ fn long_lists_are_rewritten_in_linear_time() {
         // Quadratic work here would take minutes.
         assert!(start.elapsed() < std::time::Duration::from_secs(20));
     }
+}
+
+#[test]
+fn the_common_forms_keep_required_strings_from_being_empty() {
+    let schema = json!({"type": "object", "required": ["city", "unit", "code", "n"],
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["", "c"]},
+            "code": {"type": "string", "pattern": "^[A-Z]+$"},
+            "n": {"type": "integer"},
+            "note": {"type": "string"}}});
+    let common = sanitize_with(&schema, MAX_VISITS, FormatForms::Common).unwrap();
+    let p = &common.schema["properties"];
+    assert_eq!(p["city"]["minLength"], 1, "{p}");
+    for k in ["unit", "code", "n", "note"] {
+        assert!(p[k].get("minLength").is_none(), "{k}: {p}");
+    }
+    // The defaults leave the grammar as the schema says.
+    let exact = sanitize_with(&schema, MAX_VISITS, FormatForms::Exact).unwrap();
+    assert!(
+        exact.schema["properties"]["city"]
+            .get("minLength")
+            .is_none()
+    );
 }

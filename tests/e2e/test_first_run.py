@@ -2,7 +2,10 @@
 
 It brings up augur in front of the bundled Gemma 3 270M, prints where to
 point clients, serves them (a chat answer, the status page, token metrics)
-until Ctrl-C, and then leaves nothing listening.
+until Ctrl-C, and then leaves nothing listening. What a newcomer tries
+first works as printed: the banner's example is bounded, the README's
+first tool example names a model the bundled upstream serves and comes
+back as one call with a value, and the log file holds no colour codes.
 """
 
 import json
@@ -59,6 +62,43 @@ def _read_until(proc, pattern, seconds, seen):
     raise AssertionError(f"no line matching {pattern!r}; output:\n{''.join(seen)}")
 
 
+def _banner_example(block):
+    """The JSON body of the curl example the ready banner prints."""
+    m = re.search(r"curl -s \S+/api/chat -d '(.*?)'", block, re.S)
+    assert m, block
+    return json.loads(m.group(1))
+
+
+def _readme_tool_example():
+    """The README's first example: tools on stock gemma3, with curl."""
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"Tools on stock gemma3, with curl:\s*```sh\ncurl -s (\S+) -d '(.*?)'\n", text, re.S)
+    assert m, "the README's first example is not where it was"
+    return m.group(1), json.loads(m.group(2))
+
+
+def _first_hour(port, block):
+    """The banner's example and the README's first tool example."""
+    body = _banner_example(block)
+    assert body["options"]["num_predict"] <= 128, body
+    status, answer = _post(f"http://127.0.0.1:{port}/api/chat", body)
+    assert status == 200 and answer["done"] is True, answer
+    assert answer["eval_count"] <= body["options"]["num_predict"], answer
+
+    url, body = _readme_tool_example()
+    assert url.startswith("http://127.0.0.1:11435/"), url
+    path = url.split("11435", 1)[1]
+    for _ in range(3):
+        status, answer = _post(f"http://127.0.0.1:{port}{path}", body)
+        assert status == 200, answer
+        calls = answer["message"].get("tool_calls") or []
+        # One call, to the one tool, with a value: no invented extra
+        # cities, no empty city (the example asks for temperature 0).
+        assert [c["function"]["name"] for c in calls] == ["get_weather"], answer
+        city = calls[0]["function"]["arguments"].get("city")
+        assert isinstance(city, str) and city.strip(), answer
+
+
 def test_scripts_local_serves_clients_until_ctrl_c():
     port, admin = _free_port(), _free_port()
     env = dict(os.environ)
@@ -89,6 +129,8 @@ def test_scripts_local_serves_clients_until_ctrl_c():
         )
         assert status == 200 and answer["done"] is True, answer
 
+        _first_hour(port, block)
+
         status, kind, page = _get(f"http://127.0.0.1:{admin}/-/status")
         assert status == 200 and kind.startswith("text/html"), kind
         status, _, snapshot = _get(f"http://127.0.0.1:{admin}/-/status.json")
@@ -112,6 +154,9 @@ def test_scripts_local_serves_clients_until_ctrl_c():
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, (proc.returncode, "".join(seen))
+    log = re.search(r"logs\s+(\S+local-augur\.log)", "".join(seen))
+    assert log, "".join(seen)
+    assert "\x1b[" not in Path(log.group(1)).read_text(), "colour codes in the log file"
     for p in (port, admin, upstream):
         deadline = time.monotonic() + 10
         while _listening(p) and time.monotonic() < deadline:

@@ -228,3 +228,35 @@ async fn the_binary_raises_its_open_files_limit() {
     assert_ne!(soft, "256");
     child.kill().await.unwrap();
 }
+
+/// A log written to a file holds no colour codes: augur colours its log
+/// only on a terminal, never with `NO_COLOR`.
+#[tokio::test]
+async fn a_log_file_holds_no_colour_codes() {
+    use common::process::{Process, Start};
+    let fake = FakeOllama::builder().start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("augur.log");
+    let augur = Process::start(Start {
+        upstream: &fake.url(),
+        log: Some(&log),
+        env: vec![("RUST_LOG", "info")],
+        ..Start::default()
+    })
+    .await;
+    let r = client()
+        .post(format!("{}/api/chat", augur.url))
+        .json(&json!({"model": "gemma3", "stream": false,
+            "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    drop(augur);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("request"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "colour codes in a log file: {text:?}"
+    );
+}
