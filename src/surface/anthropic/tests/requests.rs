@@ -219,7 +219,7 @@ fn tools_become_function_tools_with_the_whole_schema() {
 }
 
 #[test]
-fn builtin_web_search_replaces_a_custom_one() {
+fn builtin_web_search_is_left_out_with_a_custom_one_of_its_name() {
     let t = tr(
         json!({"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}],
         "tools": [
@@ -235,12 +235,11 @@ fn builtin_web_search_replaces_a_custom_one() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["web_search", "get_weather"]);
-    assert_eq!(
-        b["tools"][0]["function"]["parameters"],
-        json!({"type": "object", "required": ["query"], "properties": {"query": {"type": "string", "description": "The search query to look up on the web"}}})
-    );
+    // The server tool is left out of the translated body (Ollama runs it
+    // from the client's own request), and so is a client tool of its name.
+    assert_eq!(names, ["get_weather"]);
     assert!(t.web_search);
+    assert_eq!(t.server_tools, ["web_search_20250305"]);
 }
 
 #[test]
