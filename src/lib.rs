@@ -31,6 +31,7 @@
 pub mod admin;
 pub mod app;
 pub mod client_io;
+pub(crate) mod confidence;
 pub mod config;
 pub mod error;
 pub(crate) mod format;

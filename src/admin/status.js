@@ -77,7 +77,8 @@ function renderTiles(s) {
     tile("repairs", t.repairs, t.repairs ? "repair" : ""),
     tile("retries", t.retries, t.retries ? "retry" : ""),
     tile("fallbacks", t.fallbacks, t.fallbacks ? "fallback" : ""),
-    tile("refusals", t.refusals, t.refusals ? "refusal" : ""));
+    tile("refusals", t.refusals, t.refusals ? "refusal" : ""),
+    tile("low confidence", t.low_confidence || 0, t.low_confidence ? "low_confidence" : ""));
 }
 
 function renderUpstreams(s) {
@@ -159,7 +160,7 @@ function renderEvents(s) {
     el("td", { class: "nowrap" }, clock(e.at)), el("td", {}, badge(e.kind, e.kind)),
     el("td", {}, e.principal), el("td", {}, e.model), el("td", {}, e.detail),
     el("td", { class: "muted small mono" }, e.request_id))),
-    "no repairs, retries, fallbacks or refusals yet", 6);
+    "no repairs, retries, fallbacks, refusals or low-confidence answers yet", 6);
 }
 
 function render(s) {

@@ -19,7 +19,10 @@ use http_body::Body as _;
 use http_body_util::BodyExt;
 use serde_json::Value;
 
-use super::splitter::{LineSplitter, LineTooLong};
+use super::{
+    probs::Probs,
+    splitter::{LineSplitter, LineTooLong},
+};
 use crate::{
     error::ProxyError,
     limits::Usage,
@@ -44,6 +47,9 @@ pub(crate) struct CallCtx {
     /// The model every answer names (`model` of each answer and chunk):
     /// the client's, when a fallback model answers for it.
     pub answer_as: Option<Value>,
+    /// What the answers' token probabilities are for: a streamed answer's
+    /// are gathered (and taken out of its chunks unless the client asked).
+    pub probs: Probs,
 }
 
 /// Report the token counts of a whole answer or a done chunk.
@@ -169,6 +175,7 @@ impl CallCtx {
         );
         lines.usage = self.usage.clone();
         lines.answer_as = self.answer_as.clone();
+        lines.probs = self.probs;
         Ok(lines)
     }
 }
@@ -214,6 +221,9 @@ pub(crate) struct Lines {
     done: bool,
     usage: Option<Arc<Usage>>,
     answer_as: Option<Value>,
+    probs: Probs,
+    /// The token probabilities of the chunks read so far, when scored.
+    tokens: crate::confidence::Tokens,
 }
 
 impl Lines {
@@ -224,16 +234,29 @@ impl Lines {
             done: false,
             usage: None,
             answer_as: None,
+            probs: Probs::default(),
+            tokens: crate::confidence::Tokens::default(),
         }
     }
 
-    fn parse(&self, line: Result<Bytes, LineTooLong>) -> Result<Value, ProxyError> {
+    fn parse(&mut self, line: Result<Bytes, LineTooLong>) -> Result<Value, ProxyError> {
         let mut value = parse_line(line)?;
         rename(&mut value, self.answer_as.as_ref());
         if value.get("done").and_then(Value::as_bool) == Some(true) {
             report_counts(self.usage.as_ref(), &value);
         }
+        if self.probs.policy.is_some() {
+            if let Some(lp) = value.get("logprobs") {
+                self.tokens.extend(lp);
+            }
+            self.probs.strip(&mut value);
+        }
         Ok(value)
+    }
+
+    /// The token probabilities of the chunks read so far.
+    pub(crate) fn tokens(&self) -> &crate::confidence::Tokens {
+        &self.tokens
     }
 }
 

@@ -24,8 +24,9 @@
 //! ```
 //!
 //! The folder reads in that order, each stage using only the ones below
-//! it: `job` (what every stage shares) and the leaves `plan`, `call`,
-//! `checks`, `screen`, `retry`, `chunk`, `output` at the bottom; then
+//! it: `job` (what every stage shares) and the leaves `plan`, `probs`,
+//! `call`, `checks`, `screen`, `retry`, `chunk`, `confidence`, `output`
+//! at the bottom; then
 //! `prepare`, `attempt/`, `native/`, `deliver/`, `guard`; this module on
 //! top.
 
@@ -33,6 +34,7 @@ pub(crate) mod attempt;
 pub(crate) mod call;
 pub(crate) mod checks;
 pub(crate) mod chunk;
+pub(crate) mod confidence;
 pub(crate) mod deliver;
 pub(crate) mod guard;
 pub(crate) mod job;
@@ -41,6 +43,7 @@ pub(crate) mod offload;
 pub mod output;
 pub(crate) mod plan;
 pub(crate) mod prepare;
+pub(crate) mod probs;
 pub(crate) mod retry;
 pub(crate) mod screen;
 pub mod splitter;
@@ -63,6 +66,7 @@ use call::CallCtx;
 use job::{Delivery, Job};
 use output::Output;
 use plan::Route;
+use probs::Probs;
 
 /// What a surface asks of the pipeline.
 pub struct Exchange {
@@ -196,7 +200,10 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
         cx.model_policy,
         (caps, upstream),
         stream_default,
-        !guards.is_empty(),
+        plan::Readers {
+            guard: !guards.is_empty(),
+            score: cx.model_policy.confidence().is_some(),
+        },
     )
     .await?;
     if narrowed && plan.is_passthrough() {
@@ -215,9 +222,13 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
         let raw = raw.filter(|_| !plan.format_changed);
         let stream = plan.stream;
         let text = plan.rescue_text;
-        let (upstream_body, _) =
+        let (mut upstream_body, _) =
             prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
-        let job = job(&cx, route, upstream_body, job::Expect::Text, None, target);
+        let probs = Probs::ask(cx.model_policy.confidence(), &mut upstream_body);
+        // Probabilities asked for: the body goes, not the client's bytes.
+        let raw = raw.filter(|_| probs.policy.is_none() || probs.keep);
+        let prepared = (upstream_body, job::Expect::Text, probs);
+        let job = job(&cx, route, prepared, None, target);
         // Read for a guard alone, the answer is judged and nothing else.
         let checks = native::Checks {
             validate: text && cx.model_policy.native_validate,
@@ -232,9 +243,10 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     let emulated = emulated(&plan);
     note_emulation(cx.parts, emulated);
     let delivery = delivery_for(&plan);
-    let (upstream_body, expect) =
+    let (mut upstream_body, expect) =
         prepare::prepare(route, &body, plan, cx.state.config.format_limit)?;
-    let job = job(&cx, route, upstream_body, expect, emulated, target);
+    let probs = Probs::ask(cx.model_policy.confidence(), &mut upstream_body);
+    let job = job(&cx, route, (upstream_body, expect, probs), emulated, target);
     let output = deliver::run(job, delivery).await?;
     let guarded = guard::apply_all(&guards, output, &witness).await;
     let again = reask.then_some((route, body, stream_default));
@@ -313,12 +325,12 @@ fn note_emulation(parts: &Parts, emulated: Option<&'static str>) {
     metrics::counter!("augur_emulations_total", "kind" => what).increment(1);
 }
 
-/// The stages 6-9 job for a prepared request.
+/// The stages 6-9 job for a prepared request: its upstream body, what its
+/// answer must be, and what it does with token probabilities.
 fn job(
     cx: &Context<'_>,
     route: Route,
-    body: Map<String, Value>,
-    expect: job::Expect,
+    (body, expect, probs): (Map<String, Value>, job::Expect, Probs),
     emulated: Option<&'static str>,
     target: Target,
 ) -> Job {
@@ -332,6 +344,7 @@ fn job(
             usage: Some(cx.usage.clone()),
             target,
             answer_as: None,
+            probs,
         },
         route,
         body,

@@ -33,8 +33,10 @@ const CHANNEL: usize = 32;
 /// `X-Augur-Attempts`, `X-Augur-Validation` (`invalid`, or `unchecked` when
 /// some of the answer could not be checked against the schema),
 /// `X-Augur-Emulated`, `X-Augur-Model` / `X-Augur-Fallback` when a
-/// fallback model answered, and `X-Augur-Fallback: failed` when the
-/// fallback models failed and the best answer before them stands.
+/// fallback model answered, `X-Augur-Fallback: failed` when the
+/// fallback models failed and the best answer before them stands, and
+/// `X-Augur-Confidence` (with `X-Augur-Confidence-Calls`) when the policy
+/// asks how sure the model was.
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub repaired: Vec<String>,
@@ -47,6 +49,11 @@ pub struct Report {
     pub fallback: Option<super::job::Answered>,
     /// The fallback models failed: the best answer before them stands.
     pub fallback_failed: bool,
+    /// How sure the model was, when the policy asks (`Some(None)`: the
+    /// upstream returned no probabilities).
+    pub(crate) confidence: Option<Option<crate::confidence::Confidence>>,
+    /// The policy's threshold, when the answer is below it.
+    pub(crate) below: Option<f64>,
 }
 
 impl Report {
@@ -89,6 +96,17 @@ impl Report {
                 "x-augur-fallback",
                 HeaderValue::from_static(super::job::chain::FAILED),
             );
+        }
+        if let Some(c) = &self.confidence {
+            h.insert("x-augur-confidence", super::confidence::header(c.as_ref()));
+            if let Some(calls) = c.as_ref().and_then(super::confidence::calls_header) {
+                h.insert("x-augur-confidence-calls", calls);
+            }
+        }
+        if let Some(below) = self.below
+            && let Ok(v) = HeaderValue::from_str(&below.to_string())
+        {
+            h.insert("x-augur-confidence-below", v);
         }
         h
     }

@@ -59,8 +59,10 @@ pub(crate) struct Plan {
     pub rescue: Option<ToolSet>,
     /// Calls written as text are rescued and the model's own calls
     /// checked (`tools.rescue_text_calls`); when `rescue` is set for a
-    /// guard alone, the answer is only read.
+    /// guard or a confidence score alone, the answer is only read.
     pub rescue_text: bool,
+    /// The answer is read for its confidence, with nothing else to change.
+    pub score: bool,
     /// `tool_choice: "none"`: the tools are removed and the model answers.
     pub strip_tools: bool,
     /// The normalized format (after a named-schema policy).
@@ -85,6 +87,7 @@ impl Plan {
             && !self.format_changed
             && !self.think
             && !self.validate
+            && !self.score
     }
 }
 
@@ -136,10 +139,19 @@ pub(crate) fn wants_stream(body: &Map<String, Value>, default: bool) -> bool {
     }
 }
 
+/// Who reads an answer beside the plan's own stages.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Readers {
+    /// A tool guard (the model's or the key's) judges the answer's calls:
+    /// an answer that may hold calls is never forwarded unread, whatever
+    /// else the policy says.
+    pub guard: bool,
+    /// The answer's confidence is scored: no answer is forwarded unread.
+    pub score: bool,
+}
+
 /// Decide what to do with a request for `model`, whose capabilities are
-/// looked up on upstream `upstream`. `guarded`: a tool guard (the model's
-/// or the key's) judges the answer, so an answer that may hold calls is
-/// never forwarded unread, whatever else the policy says.
+/// looked up on upstream `upstream`, for `readers`.
 pub(crate) async fn decide(
     route: Route,
     body: &Map<String, Value>,
@@ -147,7 +159,7 @@ pub(crate) async fn decide(
     policy: &ModelPolicy,
     (caps, upstream): (&Capabilities, usize),
     stream_default: bool,
-    guarded: bool,
+    readers: Readers,
 ) -> Result<Plan, ProxyError> {
     let stream = wants_stream(body, stream_default);
     let normalized =
@@ -234,6 +246,7 @@ pub(crate) async fn decide(
         tools,
         rescue: None,
         rescue_text,
+        score: false,
         strip_tools,
         format,
         format_changed,
@@ -243,8 +256,10 @@ pub(crate) async fn decide(
         stream,
     };
     // Every other plan reads the answer, and the guard with it.
-    let read = rescue_text || (guarded && plan.is_passthrough());
+    let unread = plan.is_passthrough();
+    let read = rescue_text || ((readers.guard || readers.score) && unread);
     plan.rescue = native.filter(|_| read);
+    plan.score = readers.score && plan.is_passthrough();
     Ok(plan)
 }
 

@@ -61,7 +61,7 @@ async fn decide(body: &Value, p: &ModelPolicy) -> plan::Plan {
         p,
         (&no_lookups(), 0),
         true,
-        false,
+        plan::Readers::default(),
     )
     .await
     .unwrap()
@@ -106,7 +106,7 @@ async fn formats_are_normalized_and_refused_early() {
         &p,
         (&no_lookups(), 0),
         true,
-        false,
+        plan::Readers::default(),
     )
     .await
     .err()

@@ -16,8 +16,8 @@ use super::{
     error::PolicyError,
     globs::{ModelGlob, ModelGlobs},
     model::{
-        EmulateTools, FormatApply, ModelPolicy, OnFailure, RateLimit, StreamMode, TextFormat,
-        ToolsMode,
+        ConfidencePolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, OnLowConfidence,
+        RateLimit, StreamMode, TextFormat, Threshold, ToolsMode,
     },
     raw::{RawFile, RawKey, RawSettings, Tri},
     rules::{ModelRules, Overlay, merge_rate_limit},
@@ -280,7 +280,33 @@ impl<'a> Builder<'a> {
                 let at = format!("{at}.validate.on_failure");
                 o.validate_on_failure = Some(parse_enum(file, &at, f, &opts)?);
             }
+            if let Some(f) = &v.on_low_confidence {
+                let opts = [
+                    ("pass", OnLowConfidence::Pass),
+                    ("retry", OnLowConfidence::Retry),
+                    ("fallback", OnLowConfidence::Fallback),
+                ];
+                let at = format!("{at}.validate.on_low_confidence");
+                o.validate_on_low_confidence = Some(parse_enum(file, &at, f, &opts)?);
+            }
         }
+        o.confidence = match s.confidence {
+            Tri::Absent => Tri::Absent,
+            Tri::Null => Tri::Null,
+            Tri::Set(c) => {
+                let threshold = match c.threshold {
+                    None => ConfidencePolicy::default().threshold,
+                    Some(p) => Threshold::new(p).ok_or_else(|| {
+                        PolicyError::invalid(
+                            file,
+                            format!("{at}.confidence.threshold"),
+                            "a probability from 0 to 1",
+                        )
+                    })?,
+                };
+                Tri::Set(ConfidencePolicy { threshold })
+            }
+        };
         o.format = match &s.format {
             Tri::Absent => Tri::Absent,
             Tri::Null => Tri::Null,

@@ -5,7 +5,7 @@
 
 use super::{
     error::PolicyError,
-    model::{Fallback, FallbackOn},
+    model::{Fallback, FallbackOn, Threshold},
     raw::RawFallback,
 };
 
@@ -65,8 +65,19 @@ pub(super) fn compile(file: &str, at: &str, f: &RawFallback) -> Result<Fallback,
             on
         }
     };
+    let confidence_below = match f.when.and_then(|w| w.confidence_below) {
+        None => None,
+        Some(p) => Some(Threshold::new(p).ok_or_else(|| {
+            PolicyError::invalid(
+                file,
+                format!("{at}.when.confidence_below"),
+                "a probability from 0 to 1",
+            )
+        })?),
+    };
     Ok(Fallback {
         models: f.models.iter().map(|m| m.trim().to_string()).collect(),
         on,
+        confidence_below,
     })
 }

@@ -29,7 +29,7 @@ fn fallback_blocks_compile_merge_and_show() {
     let shown = show::effective(&policy);
     assert_eq!(
         shown["defaults"]["fallback"],
-        serde_json::json!({"models": ["big"], "on": ["invalid", "truncated", "upstream_error"]})
+        serde_json::json!({"models": ["big"], "on": ["invalid", "truncated", "upstream_error"], "when": null})
     );
 }
 
@@ -70,4 +70,43 @@ fn fallback_models_must_be_valid_model_names() {
         );
     }
     assert!(load("defaults:\n  fallback: {models: [\"hf.co/org/m:Q4_K_M\", \" big \"]}\n").is_ok());
+}
+
+#[test]
+fn confidence_keys_compile_merge_and_show() {
+    let policy = load(
+        "defaults:\n  confidence: {threshold: 0.78}\n\
+         models:\n  \"small:*\":\n    validate: {on_low_confidence: retry}\n  \
+         \"cascade:*\":\n    confidence: null\n    fallback: {models: [big], when: {confidence_below: 0.6}}\n  \
+         \"plain\": {confidence: null}\n  \
+         \"to-fallback\": {confidence: null, validate: {on_low_confidence: fallback}, fallback: {models: [big]}}\n",
+    )
+    .unwrap();
+    let d = policy.model("anything");
+    assert_eq!(d.confidence().unwrap().threshold.get(), 0.78);
+    assert_eq!(d.fallback_below(), None, "no fallback block");
+    let small = policy.model("small:4b");
+    assert_eq!(small.validate.on_low_confidence, OnLowConfidence::Retry);
+    assert_eq!(small.confidence().unwrap().threshold.get(), 0.78);
+    // A fallback on low confidence asks for confidence by itself.
+    let cascade = policy.model("cascade:7b");
+    assert!(cascade.confidence.is_none());
+    assert!(cascade.confidence().is_some());
+    assert_eq!(cascade.fallback_below(), Some(0.6));
+    assert!(policy.model("plain").confidence().is_none());
+    let to = policy.model("to-fallback");
+    assert_eq!(to.fallback_below(), Some(DEFAULT_CONFIDENCE_THRESHOLD));
+    let shown = show::effective(&policy);
+    assert_eq!(
+        shown["defaults"]["confidence"],
+        serde_json::json!({"threshold": 0.78})
+    );
+    for bad in [
+        "defaults:\n  confidence: {threshold: 1.5}\n",
+        "defaults:\n  confidence: {level: 1}\n",
+        "defaults:\n  validate: {on_low_confidence: maybe}\n",
+        "defaults:\n  fallback: {models: [a], when: {confidence_below: -1}}\n",
+    ] {
+        assert!(load(bad).is_err(), "{bad}");
+    }
 }

@@ -52,6 +52,19 @@ pub enum OnFailure {
     Pass,
 }
 
+/// What augur does with a valid answer the model was unsure of (below
+/// `confidence.threshold`): `validate.on_low_confidence`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnLowConfidence {
+    /// Return it, reported as low confidence.
+    #[default]
+    Pass,
+    /// Ask the model once more, naming the value it was unsure of.
+    Retry,
+    /// Let the fallback models answer (when the policy names them).
+    Fallback,
+}
+
 /// `validate:` policy block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidatePolicy {
@@ -62,6 +75,7 @@ pub struct ValidatePolicy {
     /// `None` = the default: buffer for schemas, pass for "json".
     pub stream: Option<StreamMode>,
     pub on_failure: OnFailure,
+    pub on_low_confidence: OnLowConfidence,
 }
 
 impl Default for ValidatePolicy {
@@ -73,6 +87,45 @@ impl Default for ValidatePolicy {
             degrade: true,
             stream: None,
             on_failure: OnFailure::Error,
+            on_low_confidence: OnLowConfidence::Pass,
+        }
+    }
+}
+
+/// A probability threshold, kept to thousandths (so policies compare and
+/// hash exactly).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Threshold(u16);
+
+impl Threshold {
+    /// `p` (0 to 1), to the nearest thousandth; `None` outside the range.
+    pub fn new(p: f64) -> Option<Threshold> {
+        (0.0..=1.0)
+            .contains(&p)
+            .then(|| Threshold((p * 1000.0).round() as u16))
+    }
+
+    pub fn get(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+}
+
+/// `confidence:` block: augur asks the upstream for the answer's token
+/// probabilities and reports how sure the model was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConfidencePolicy {
+    /// Below it an answer is low-confidence (reported, and acted on as
+    /// `validate.on_low_confidence` says).
+    pub threshold: Threshold,
+}
+
+/// The default `confidence.threshold`.
+pub const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.5;
+
+impl Default for ConfidencePolicy {
+    fn default() -> Self {
+        Self {
+            threshold: Threshold((DEFAULT_CONFIDENCE_THRESHOLD * 1000.0) as u16),
         }
     }
 }
@@ -147,6 +200,9 @@ pub struct Fallback {
     /// As written (sent upstream as the request's `model`).
     pub models: Vec<String>,
     pub on: FallbackOn,
+    /// `when: {confidence_below}`: a valid answer the model was less sure
+    /// of than this goes to the fallback models too.
+    pub confidence_below: Option<Threshold>,
 }
 
 /// Everything that applies to one model, defaults and matching globs merged.
@@ -201,6 +257,8 @@ pub struct ModelPolicy {
     pub concurrency: Option<Concurrency>,
     /// `fallback:`: models asked when this one's answer fails.
     pub fallback: Option<Arc<Fallback>>,
+    /// `confidence:`: the answer's confidence asked for and reported.
+    pub confidence: Option<ConfidencePolicy>,
     /// The glob that selected the model's settings (for metric labels and logs).
     pub matched_glob: Option<String>,
 }
@@ -227,6 +285,7 @@ impl Default for ModelPolicy {
             rate_limit: None,
             concurrency: None,
             fallback: None,
+            confidence: None,
             matched_glob: None,
         }
     }
@@ -243,6 +302,30 @@ impl ModelPolicy {
     /// `tools.answer_unrelated`, else `tools.small_model`.
     pub fn answers_unrelated(&self) -> bool {
         self.answer_unrelated.unwrap_or(self.small_model)
+    }
+
+    /// What confidence this model's answers are read with, when anything
+    /// asks for it: the `confidence:` block, a fallback on low confidence
+    /// or `validate.on_low_confidence` (then with the default threshold).
+    pub fn confidence(&self) -> Option<ConfidencePolicy> {
+        let acts = self.validate.on_low_confidence != OnLowConfidence::Pass
+            || self
+                .fallback
+                .as_ref()
+                .is_some_and(|f| f.confidence_below.is_some());
+        self.confidence.or(acts.then(ConfidencePolicy::default))
+    }
+
+    /// Below what confidence a valid answer goes to the fallback models:
+    /// `fallback.when.confidence_below`, else `confidence.threshold` under
+    /// `validate.on_low_confidence: fallback`.
+    pub fn fallback_below(&self) -> Option<f64> {
+        let fallback = self.fallback.as_ref()?;
+        let on_low = self.validate.on_low_confidence == OnLowConfidence::Fallback;
+        fallback
+            .confidence_below
+            .map(Threshold::get)
+            .or_else(|| on_low.then(|| self.confidence().map(|c| c.threshold.get()))?)
     }
 
     /// Whether calls a native-tools model writes as text are turned into

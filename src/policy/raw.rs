@@ -78,6 +78,15 @@ pub(crate) struct RawSettings {
     pub concurrency: Tri<RawConcurrency>,
     #[serde(default)]
     pub fallback: Tri<RawFallback>,
+    /// `null` = no confidence asked for.
+    #[serde(default)]
+    pub confidence: Tri<RawConfidence>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConfidence {
+    pub threshold: Option<f64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -91,6 +100,7 @@ pub(crate) struct RawValidate {
     #[serde(default)]
     pub stream: Tri<String>,
     pub on_failure: Option<String>,
+    pub on_low_confidence: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -145,6 +155,13 @@ pub struct RawConcurrency {
 pub(crate) struct RawFallback {
     pub models: Vec<String>,
     pub on: Option<Vec<String>>,
+    pub when: Option<RawFallbackWhen>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFallbackWhen {
+    pub confidence_below: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

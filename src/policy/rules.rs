@@ -14,8 +14,8 @@ use globset::{GlobSet, GlobSetBuilder};
 use super::{
     globs::ModelGlob,
     model::{
-        Concurrency, EmulateTools, Fallback, FormatApply, ModelPolicy, NamedFormat, OnFailure,
-        RateLimit, StreamMode, TextFormat, ToolsMode,
+        Concurrency, ConfidencePolicy, EmulateTools, Fallback, FormatApply, ModelPolicy,
+        NamedFormat, OnFailure, OnLowConfidence, RateLimit, StreamMode, TextFormat, ToolsMode,
     },
     raw::{RawConcurrency, RawRateLimit, Tri},
 };
@@ -34,6 +34,7 @@ pub struct Overlay {
     pub validate_degrade: Option<bool>,
     pub validate_stream: Tri<StreamMode>,
     pub validate_on_failure: Option<OnFailure>,
+    pub validate_on_low_confidence: Option<OnLowConfidence>,
     pub think_emulation: Option<bool>,
     /// Schema name, loaded schema, optional `apply`.
     pub format: Tri<(String, Arc<serde_json::Value>, Option<FormatApply>)>,
@@ -54,6 +55,8 @@ pub struct Overlay {
     pub fallback: Tri<Arc<Fallback>>,
     /// `tools.guard`; a block replaces the inherited one whole.
     pub guard: Tri<Arc<crate::guard::Guard>>,
+    /// `confidence:`; a block replaces the inherited one whole.
+    pub confidence: Tri<ConfidencePolicy>,
 }
 
 fn set<T: Copy>(slot: &mut T, value: Option<T>) {
@@ -99,6 +102,15 @@ impl Overlay {
             Tri::Set(s) => p.validate.stream = Some(s),
         }
         set(&mut p.validate.on_failure, self.validate_on_failure);
+        set(
+            &mut p.validate.on_low_confidence,
+            self.validate_on_low_confidence,
+        );
+        match self.confidence {
+            Tri::Absent => {}
+            Tri::Null => p.confidence = None,
+            Tri::Set(c) => p.confidence = Some(c),
+        }
         set(&mut p.think_emulation, self.think_emulation);
         match &self.format {
             Tri::Absent => {}

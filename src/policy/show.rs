@@ -9,7 +9,10 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 
 use super::{
-    model::{EmulateTools, FormatApply, ModelPolicy, OnFailure, RateLimit, StreamMode, ToolsMode},
+    model::{
+        EmulateTools, FormatApply, ModelPolicy, OnFailure, OnLowConfidence, RateLimit, StreamMode,
+        ToolsMode,
+    },
     raw::{RawSettings, Tri},
     snapshot::Policy,
 };
@@ -30,6 +33,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
         add(v.degrade.is_some(), "validate.degrade");
         add(!matches!(v.stream, Tri::Absent), "validate.stream");
         add(v.on_failure.is_some(), "validate.on_failure");
+        add(v.on_low_confidence.is_some(), "validate.on_low_confidence");
     }
     add(s.think_emulation.is_some(), "think_emulation");
     add(!matches!(s.format, Tri::Absent), "format");
@@ -51,6 +55,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
     add(!matches!(s.rate_limit, Tri::Absent), "rate_limit");
     add(!matches!(s.concurrency, Tri::Absent), "concurrency");
     add(!matches!(s.fallback, Tri::Absent), "fallback");
+    add(!matches!(s.confidence, Tri::Absent), "confidence");
     keys
 }
 
@@ -97,7 +102,13 @@ fn settings(p: &ModelPolicy) -> Value {
             "degrade": p.validate.degrade,
             "stream": stream,
             "on_failure": on_failure,
+            "on_low_confidence": match p.validate.on_low_confidence {
+                OnLowConfidence::Pass => "pass",
+                OnLowConfidence::Retry => "retry",
+                OnLowConfidence::Fallback => "fallback",
+            },
         },
+        "confidence": p.confidence.map(|c| json!({"threshold": c.threshold.get()})),
         "think_emulation": p.think_emulation,
         "format": format,
         "tools": {
@@ -131,7 +142,10 @@ fn settings(p: &ModelPolicy) -> Value {
             .into_iter()
             .filter_map(|(set, name)| set.then_some(name))
             .collect();
-            json!({"models": f.models, "on": on})
+            let when = f
+                .confidence_below
+                .map(|t| json!({"confidence_below": t.get()}));
+            json!({"models": f.models, "on": on, "when": when})
         }),
     })
 }

@@ -69,14 +69,25 @@ fn root() -> &'static Path {
 }
 
 #[test]
-fn shipped_example_changes_nothing() {
+fn shipped_policies_change_only_the_bundled_model() {
     let policy = load_dir(&root().join("policies"), &root().join("schemas")).unwrap();
-    assert_eq!(policy.meta.files.len(), 1);
+    // example.yaml (comments only) and the bundled 270M model's file.
+    assert_eq!(policy.meta.files.len(), 2);
     assert!(!policy.auth.required && policy.auth.keys.is_empty());
     assert_eq!(policy.default_rate_limit, None);
     assert_eq!(policy.audit, AuditPolicy::default());
     assert_eq!(*policy.model("gemma3:27b"), ModelPolicy::default());
     assert!(policy.meta.sources.set_by.is_empty());
+    let small = policy.model("gemma3:270m");
+    assert_eq!(
+        ModelPolicy {
+            small_model: false,
+            matched_glob: None,
+            ..(*small).clone()
+        },
+        ModelPolicy::default()
+    );
+    assert!(small.small_model);
 }
 
 /// The example, uncommented as it tells operators to do, is a valid policy

@@ -223,7 +223,8 @@ async fn forward_amended(
 /// is present (or a policy schema applies to the model).
 fn acted_on(admitted: &Admitted) -> Option<&Model> {
     let model = admitted.model.as_ref()?;
-    (admitted.acted_on || model.policy.format.is_some()).then_some(model)
+    let scored = model.policy.confidence().is_some();
+    (admitted.acted_on || model.policy.format.is_some() || scored).then_some(model)
 }
 
 /// A whole answer as Ollama's compatibility layers write it: `json` and a
@@ -264,8 +265,9 @@ async fn run(
     parts: &Parts,
     exchange: Exchange,
 ) -> Result<Outcome, ProxyError> {
+    let below = model.policy.fallback_below();
     let fallback = model.policy.fallback.as_ref().and_then(|f| {
-        pipeline::job::Chain::new(f, &model.raw, &model.name, |name| {
+        pipeline::job::Chain::new(f, (&model.raw, &model.name), below, |name| {
             crate::limits::check_model(&admitted.policy, &admitted.principal, name).is_ok()
         })
     });

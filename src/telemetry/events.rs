@@ -1,6 +1,6 @@
 //! The recent events the status page lists: the last [`CAPACITY`]
-//! repairs, retries, fallbacks and refusals, with request totals since
-//! start.
+//! repairs, retries, fallbacks, refusals and low-confidence answers, with
+//! request totals since start.
 //!
 //! One place feeds it: the end of every proxied request
 //! ([`super::layer`]), from the response's status and the `X-Augur-*`
@@ -36,6 +36,8 @@ pub enum Kind {
     Retry,
     Fallback,
     Refusal,
+    /// An answer the model was less sure of than its policy's threshold.
+    LowConfidence,
 }
 
 impl Kind {
@@ -46,6 +48,7 @@ impl Kind {
             Kind::Retry => "retry",
             Kind::Fallback => "fallback",
             Kind::Refusal => "refusal",
+            Kind::LowConfidence => "low_confidence",
         }
     }
 
@@ -81,6 +84,11 @@ pub fn classify(status: StatusCode, headers: &HeaderMap) -> Vec<(Kind, String)> 
     {
         found.push((Kind::Retry, format!("{n} attempts")));
     }
+    if let (Some(value), Some(below)) =
+        (text("x-augur-confidence"), text("x-augur-confidence-below"))
+    {
+        found.push((Kind::LowConfidence, format!("{value} < {below}")));
+    }
     match (text("x-augur-fallback"), text("x-augur-model")) {
         (Some(reason), Some(model)) => {
             found.push((Kind::Fallback, format!("answered by {model} ({reason})")))
@@ -107,7 +115,7 @@ fn refusal(status: StatusCode) -> Option<&'static str> {
 pub struct Events {
     ring: Mutex<VecDeque<Event>>,
     requests: AtomicU64,
-    by_kind: [AtomicU64; 4],
+    by_kind: [AtomicU64; 5],
 }
 
 /// The events of this process (every worker records into it).
@@ -163,6 +171,7 @@ impl Events {
             "retries": n(Kind::Retry),
             "fallbacks": n(Kind::Fallback),
             "refusals": n(Kind::Refusal),
+            "low_confidence": n(Kind::LowConfidence),
         })
     }
 

@@ -47,6 +47,7 @@ pub fn request(method: &http::Method, route: &'static str, path: &str, request_i
         augur.validation = Empty,
         augur.fallback = Empty,
         augur.note = Empty,
+        augur.confidence = Empty,
     )
 }
 
@@ -244,6 +245,15 @@ pub fn record_outcome(span: &Span, model: &str, answer: &serde_json::Value, outc
     span.record("augur.validation", outcome.validation);
     if !outcome.tools.is_empty() {
         span.record("gen_ai.tool.name", outcome.tools.join(",").as_str());
+    }
+}
+
+/// How sure the model was of the answer (its weakest token's
+/// probability), where the policy asks; `-1` when the upstream returned
+/// no probabilities.
+pub fn record_confidence(span: &Span, confidence: Option<f64>) {
+    if !span.is_disabled() {
+        span.record("augur.confidence", confidence.unwrap_or(-1.0));
     }
 }
 

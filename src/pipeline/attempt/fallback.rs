@@ -44,6 +44,7 @@ use tracing::Instrument;
 use super::{
     super::{
         call::{CallCtx, Lines},
+        confidence,
         job::{
             Answered, Chain, Completed, Expect, Job, Reason, Seed, Tried, answer_text,
             chain::FAILED,
@@ -68,7 +69,23 @@ impl Job {
             seed,
         )
         .await?;
-        screen_calls::after_complete(self, completed).await
+        let completed = screen_calls::after_complete(self, completed).await?;
+        let completed = self.scored(completed);
+        super::doubt::after_scored(self, completed).await
+    }
+
+    /// `completed` with its confidence, when the policy asks for it.
+    pub(crate) fn scored(&self, mut completed: Completed) -> Completed {
+        if self.ctx.probs.policy.is_some() {
+            let tokens = confidence::tokens_of(&completed.response);
+            completed.confidence = confidence::score(
+                &self.expect,
+                &tokens,
+                &completed.response,
+                &completed.interp,
+            );
+        }
+        completed
     }
 
     /// `outcome` of this job, or, when the chain says so, of its next
@@ -314,5 +331,8 @@ pub(crate) fn note_in_done(job: &Job, report: &Report, chunk: &mut Value) {
     }
     if report.invalid {
         fields.insert("augur_validation".into(), Value::String("invalid".into()));
+    }
+    if let Some(c) = &report.confidence {
+        confidence::done_fields(c.as_ref(), fields);
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::{error::ProxyError, policy::OnFailure, telemetry::spans};
 
 use super::super::{
-    checks, chunk,
+    checks, chunk, confidence,
     job::{Answered, Completed, Expect, Job, Seed},
     output::Report,
 };
@@ -65,7 +65,11 @@ fn finalize_as(
         emulated: job.emulated,
         fallback: job.answered.clone(),
         fallback_failed: false,
+        confidence: None,
+        below: None,
     };
+    let mut report = report;
+    (report.confidence, report.below) = job.ctx.probs.report(completed.confidence.clone());
     if let Some(audit) = &job.audit {
         let outcome = match (completed.invalid, completed.interp.repairs.is_empty()) {
             (true, _) => "invalid",
@@ -77,13 +81,25 @@ fn finalize_as(
         }
     }
     record_outcome(job, &completed, &report, answered);
-    let value = chunk::shape(job.route, completed);
+    let mut value = chunk::shape(job.route, completed);
+    job.ctx.probs.strip(&mut value);
     Ok((value, report))
 }
 
 /// The answer's outcome on the request's trace span.
 fn record_outcome(job: &Job, completed: &Completed, report: &Report, answered: Option<&Answered>) {
-    let Some(span) = job.ctx.timing.as_ref().map(|t| t.trace()) else {
+    let span = job.ctx.timing.as_ref().map(|t| t.trace());
+    if report.confidence.is_some() {
+        let (model, outcome) = match answered {
+            Some(a) => (a.model.as_str(), "fallback"),
+            None => (
+                job.body.get("model").and_then(Value::as_str).unwrap_or(""),
+                "answered",
+            ),
+        };
+        confidence::observe(model, completed.confidence.as_ref(), outcome, span);
+    }
+    let Some(span) = span else {
         return;
     };
     if span.is_disabled() {

@@ -6,10 +6,13 @@
 //!              the violations as feedback, degrade a rejected schema
 //! screen_calls screen the calls of a valid answer; re-ask (reask) when
 //!              only repeats or calls nobody asked for are left
+//! doubt        a valid answer the model was unsure of, asked once more
+//!              (validate.on_low_confidence: retry)
 //! fallback     the policy's fallback models, when the answer keeps failing
 //! finish       shape, report and audit the answer, or refuse it (422)
 //! ```
 
+pub(crate) mod doubt;
 pub(crate) mod fallback;
 pub(crate) mod finish;
 pub(crate) mod interpret;

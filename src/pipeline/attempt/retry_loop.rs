@@ -92,6 +92,7 @@ pub(crate) async fn complete(
                 },
                 attempts: attempts + degrades,
                 invalid: false,
+                confidence: None,
             });
         }
         let Read {
@@ -113,6 +114,7 @@ pub(crate) async fn complete(
             interp,
             attempts: attempts + degrades,
             invalid: !valid,
+            confidence: None,
         };
         if valid {
             return Ok(candidate);
@@ -168,6 +170,7 @@ pub(crate) fn streamed(
             },
             attempts: 1,
             invalid: false,
+            confidence: None,
         };
     }
     let mut interp = interpret(text, expect, validators, vp.repair);
@@ -186,6 +189,7 @@ pub(crate) fn streamed(
         interp,
         attempts: 1,
         invalid,
+        confidence: None,
     }
 }
 

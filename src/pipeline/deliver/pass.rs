@@ -11,7 +11,7 @@ use crate::error::ProxyError;
 
 use super::super::{
     attempt::interpret::interpret,
-    checks,
+    checks, confidence,
     job::{Expect, Job, answer_text},
     output::{self, Output, Report},
 };
@@ -78,6 +78,11 @@ pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
                 if let Value::Object(f) = &mut chunk {
                     f.insert("augur_validation".into(), verdict);
                 }
+            }
+            if done {
+                let tokens = lines.tokens();
+                let scorer = |t: &_| confidence::score_stream(&job.expect, t, &[]);
+                confidence::end_stream(&job, tokens, scorer, &mut chunk);
             }
             if !output::send(&tx, Ok(chunk)).await || done {
                 return;

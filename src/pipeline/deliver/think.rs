@@ -22,6 +22,7 @@ use super::super::{
     call::Lines,
     checks,
     chunk::{delta_chunk, done_chunk},
+    confidence,
     job::{Expect, Job, Seed, answer_text, cut_short},
     output::{self, Item, Output, Report},
 };
@@ -206,7 +207,10 @@ impl Pump<'_> {
                 None => return Ok(()),
             },
         };
-        let _ = output::send(tx, Ok(done_chunk(route, last))).await;
+        let mut last = done_chunk(route, last);
+        let scorer = |t: &_| confidence::score_stream(&job.expect, t, &[]);
+        confidence::end_stream(job, self.lines.tokens(), scorer, &mut last);
+        let _ = output::send(tx, Ok(last)).await;
         Ok(())
     }
 

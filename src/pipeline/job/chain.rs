@@ -21,6 +21,9 @@ pub enum Reason {
     Truncated,
     UpstreamError,
     Repaired,
+    /// The answer was valid but the model was less sure of it than the
+    /// policy's `confidence_below`.
+    LowConfidence,
 }
 
 impl Reason {
@@ -30,6 +33,7 @@ impl Reason {
             Reason::Truncated => "truncated",
             Reason::UpstreamError => "upstream_error",
             Reason::Repaired => "repaired",
+            Reason::LowConfidence => "low_confidence",
         }
     }
 }
@@ -97,15 +101,18 @@ pub struct Chain {
     /// As written and normalized, in order.
     pub(crate) models: Vec<(String, String)>,
     on: FallbackOn,
+    /// A valid answer less sure than this goes to the next model.
+    below: Option<f64>,
 }
 
 impl Chain {
     /// The chain for a request for `asked` (`asked_name` normalized), of
     /// the models `allowed` lets the client use; `None` when none is left.
+    /// `below`: a valid answer less sure than this calls for the next one.
     pub fn new(
         fallback: &Fallback,
-        asked: &str,
-        asked_name: &str,
+        (asked, asked_name): (&str, &str),
+        below: Option<f64>,
         allowed: impl Fn(&str) -> bool,
     ) -> Option<Arc<Self>> {
         let models: Vec<(String, String)> = fallback
@@ -120,6 +127,7 @@ impl Chain {
                 asked_name: asked_name.to_string(),
                 models,
                 on: fallback.on,
+                below,
             })
         })
     }
@@ -137,6 +145,13 @@ impl Chain {
                 false if self.on.invalid => Some(Reason::Invalid),
                 _ => None,
             };
+        }
+        let unsure = match (self.below, &completed.confidence) {
+            (Some(below), Some(c)) => c.answer.min < below,
+            _ => false,
+        };
+        if unsure {
+            return Some(Reason::LowConfidence);
         }
         (self.on.repaired && !completed.interp.repairs.is_empty()).then_some(Reason::Repaired)
     }

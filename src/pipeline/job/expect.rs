@@ -66,6 +66,8 @@ pub(crate) struct Completed {
     pub attempts: u32,
     /// Still invalid after the last attempt.
     pub invalid: bool,
+    /// How sure the model was of the answer, when scored and known.
+    pub confidence: Option<crate::confidence::Confidence>,
 }
 
 /// The text a route's answer carries.

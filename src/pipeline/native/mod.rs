@@ -38,7 +38,7 @@ use serde_json::Value;
 
 use crate::{error::ProxyError, tools::ToolSet};
 
-use super::{job::Job, output::Output};
+use super::{confidence, job::Job, output::Output};
 
 use markup::rescue_message;
 pub(crate) use settle::Checks;
@@ -66,8 +66,19 @@ pub(crate) async fn run(
     let settled = settle::settle(&job, &set, checks, response).await?;
     let mut report = settled.report;
     report.repaired.splice(0..0, repairs);
+    let mut value = settled.response;
+    let probs = job.ctx.probs;
+    if probs.policy.is_some() {
+        let tokens = confidence::tokens_of(&value);
+        let scored = confidence::score_native(&tokens, &value);
+        let model = job.body.get("model").and_then(Value::as_str).unwrap_or("");
+        let span = job.ctx.timing.as_ref().map(|t| t.trace());
+        confidence::observe(model, scored.as_ref(), "answered", span);
+        (report.confidence, report.below) = probs.report(scored);
+        probs.strip(&mut value);
+    }
     Ok(Output::Full {
-        value: settled.response,
+        value,
         headers: report.headers(),
     })
 }

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use crate::{
+    confidence::Tokens,
     error::ProxyError,
     tools::{
         self, ToolCall, ToolSet,
@@ -27,7 +28,8 @@ use super::{
     super::{
         call::Lines,
         chunk::{call_chunk, delta_chunk},
-        job::Job,
+        confidence,
+        job::{Expect, Job},
         output::{self, Item, Output},
         plan::Route,
     },
@@ -63,6 +65,8 @@ pub(crate) async fn run(
                 repairs: Vec::new(),
                 committed: false,
                 tx,
+                tokens: Tokens::default(),
+                sent: Vec::new(),
             };
             pump.run(lines).await
         },
@@ -87,6 +91,10 @@ struct Pump {
     /// Content or a call went out (thinking does not count).
     committed: bool,
     tx: mpsc::Sender<Item>,
+    /// The answer's token probabilities, read at its done chunk.
+    tokens: Tokens,
+    /// The calls sent, for scoring.
+    sent: Vec<ToolCall>,
 }
 
 impl Pump {
@@ -96,6 +104,9 @@ impl Pump {
             let mut chunk = item?;
             model = chunk.get("model").cloned().unwrap_or(Value::Null);
             let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
+            if done {
+                self.tokens = lines.tokens().clone();
+            }
             if let Some(reader) = self.reader.as_mut() {
                 if has_calls(chunk.pointer("/message/tool_calls")) {
                     let mut rest = reader.feed(content(&chunk));
@@ -339,7 +350,7 @@ impl Pump {
         chunk
     }
 
-    async fn send(&mut self, chunk: Value) -> bool {
+    async fn send(&mut self, mut chunk: Value) -> bool {
         let message = chunk.get("message");
         let text = message
             .and_then(|m| m.get("content"))
@@ -348,8 +359,35 @@ impl Pump {
         if text || has_calls(message.and_then(|m| m.get("tool_calls"))) {
             self.committed = true;
         }
+        self.sent.extend(calls_in(&chunk));
+        if chunk.get("done").and_then(Value::as_bool) == Some(true) {
+            let calls = &self.sent;
+            let scorer = |t: &_| confidence::score_stream(&Expect::Text, t, calls);
+            confidence::end_stream(&self.job, &self.tokens, scorer, &mut chunk);
+        }
         output::send(&self.tx, Ok(chunk)).await
     }
+}
+
+/// The calls a chunk carries, as read for scoring.
+fn calls_in(chunk: &Value) -> Vec<ToolCall> {
+    chunk
+        .pointer("/message/tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let f = c.get("function").unwrap_or(c);
+            ToolCall {
+                name: f
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .into(),
+                arguments: f.get("arguments").cloned().unwrap_or(json!({})),
+            }
+        })
+        .collect()
 }
 
 fn content(chunk: &Value) -> &str {

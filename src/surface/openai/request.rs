@@ -89,6 +89,13 @@ pub(crate) fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyErr
             body.insert(key.into(), v.clone());
         }
     }
+    // As Ollama's layer does: token probabilities when asked for.
+    if req.get("logprobs") == Some(&Value::Bool(true)) {
+        body.insert("logprobs".into(), json!(true));
+        if let Some(n) = req.get("top_logprobs").filter(|v| !v.is_null()) {
+            body.insert("top_logprobs".into(), n.clone());
+        }
+    }
     let format = crate::format::normalize_response_format(req.get("response_format"))
         .map_err(|e| ProxyError::BadRequest(e.to_string()))?;
     match format.format {

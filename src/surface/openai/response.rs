@@ -118,13 +118,24 @@ pub(crate) fn completion(meta: &Meta, v: &Value) -> Value {
         "created": meta.created,
         "model": meta.model,
         "system_fingerprint": "fp_ollama",
-        "choices": [{
+        "choices": [with_logprobs(json!({
             "index": 0,
             "message": message_of(&message, false),
             "finish_reason": finish_reason(v.get("done_reason").and_then(Value::as_str), has_calls),
-        }],
+        }), v)],
         "usage": usage(v),
     })
+}
+
+/// A choice with the answer's token probabilities, when it carries any
+/// (the client asked for them: `logprobs`), as Ollama's layer writes them.
+fn with_logprobs(mut choice: Value, v: &Value) -> Value {
+    if let (Some(Value::Array(lp)), Value::Object(c)) = (v.get("logprobs"), &mut choice)
+        && !lp.is_empty()
+    {
+        c.insert("logprobs".into(), json!({"content": lp}));
+    }
+    choice
 }
 
 fn chunk(meta: &Meta, delta: Value, finish: Option<&str>) -> Value {
@@ -179,7 +190,13 @@ impl StreamState {
                     *d = with_role;
                     self.first = false;
                 }
-                out.push(event(&chunk(&self.meta, delta.clone(), None)));
+                let mut c = chunk(&self.meta, delta.clone(), None);
+                if let Some(Value::Array(choices)) = c.get_mut("choices")
+                    && let Some(first) = choices.first_mut()
+                {
+                    *first = with_logprobs(first.take(), v);
+                }
+                out.push(event(&c));
             }
         }
         if done {

@@ -29,6 +29,7 @@ use super::super::{
     attempt::{plain, reask, text_mode::Extractor},
     call::Lines,
     chunk::delta_chunk,
+    confidence,
     job::{Expect, Job, Seed, answer_text, cut_short},
     output::{self, Item, Output, Report},
     plan::Route,
@@ -371,6 +372,10 @@ impl Pump<'_> {
                 f.insert("augur_repaired".into(), json!(repairs.join(", ")));
             }
         }
+        let tokens = self.lines.tokens();
+        let sent = &self.p.sent;
+        let scorer = |t: &_| confidence::score_stream(&job.expect, t, sent);
+        confidence::end_stream(job, tokens, scorer, &mut last);
         let _ = output::send(tx, Ok(last)).await;
         Ok(())
     }
