@@ -44,6 +44,9 @@ pub(crate) struct ToolPlan {
     pub drop_ungrounded: bool,
     /// `tools.answer_unrelated` of the model's policy.
     pub answer_unrelated: bool,
+    /// `tools.small_model: auto`: those rules judge only calls the model
+    /// was unsure of, once the answer is scored.
+    pub gated: bool,
     /// `tools.mode` of the model's policy.
     pub mode: ToolsMode,
     /// `tools.text_format` of the model's policy.
@@ -215,6 +218,7 @@ pub(crate) async fn decide(
                     loop_breaker: policy.loop_breaker,
                     drop_ungrounded: policy.drops_ungrounded(),
                     answer_unrelated: policy.answers_unrelated(),
+                    gated: policy.small_model_auto,
                     mode: policy.tools_mode,
                     text_format: policy.text_format,
                 });

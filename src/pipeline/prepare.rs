@@ -170,7 +170,8 @@ fn emulate_tools(
     // re-asked for an answer (see `screen`), so the answer is
     // asked for at once.
     let direct = match &answer_format {
-        Some(answer) if tp.answer_unrelated && nobody_asks(&tp.set, &messages) => {
+        // Not under `small_model: auto`: no answer is scored yet.
+        Some(answer) if tp.answer_unrelated && !tp.gated && nobody_asks(&tp.set, &messages) => {
             body.insert("format".into(), answer.clone());
             tracing::debug!("no tool relates to the question: asking for an answer");
             true
@@ -192,7 +193,7 @@ fn emulate_tools(
     let question = tp
         .answer_unrelated
         .then(|| last_user_text(&messages).to_string());
-    let mut screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format);
+    let mut screen = CallScreen::new(messages, tp.drop_ungrounded, reask_format).gated(tp.gated);
     if let Some(question) = question {
         screen = screen.answering_unrelated(&question, answer_format);
     }

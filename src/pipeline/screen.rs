@@ -52,6 +52,10 @@ const MAX_SEEN: usize = 64;
 #[derive(Debug, Default)]
 pub(crate) struct CallScreen {
     drop_ungrounded: bool,
+    /// `tools.small_model: auto`: the rules that judge the conversation's
+    /// words (ungrounded, unrelated) judge only calls the answer's scores
+    /// mark unsure ([`CallScreen::screen_judged`]); elsewhere they are off.
+    gated: bool,
     loop_breaker: bool,
     /// The latest user message, while `tools.answer_unrelated` is on and
     /// the choice allows an answer.
@@ -88,6 +92,7 @@ impl CallScreen {
     ) -> Self {
         CallScreen {
             drop_ungrounded,
+            gated: false,
             loop_breaker: reask_format.is_some(),
             question: None,
             messages,
@@ -110,6 +115,17 @@ impl CallScreen {
             self.reask_format.get_or_insert(format);
         }
         self
+    }
+
+    /// The screen under `tools.small_model: auto` when `on`.
+    pub(crate) fn gated(mut self, on: bool) -> Self {
+        self.gated = on;
+        self
+    }
+
+    /// Whether the word rules wait for the answer's scores.
+    pub(crate) fn is_gated(&self) -> bool {
+        self.gated
     }
 
     /// The `format` of a re-ask, if anything re-asks.
@@ -148,6 +164,16 @@ impl CallScreen {
     /// Whether `call` is to a tool that shares no word with the question,
     /// with every value invented (see the module docs).
     pub(crate) fn is_unrelated(&self, set: &ToolSet, call: &ToolCall) -> bool {
+        !self.gated && self.judges_unrelated(set, call)
+    }
+
+    /// [`CallScreen::is_unrelated`] for a call its score marks `unsure`
+    /// (under `small_model: auto` only such calls are judged).
+    pub(crate) fn is_unrelated_judged(&self, set: &ToolSet, call: &ToolCall, unsure: bool) -> bool {
+        (!self.gated || unsure) && self.judges_unrelated(set, call)
+    }
+
+    fn judges_unrelated(&self, set: &ToolSet, call: &ToolCall) -> bool {
         let (Some(question), Some(tool)) = (&self.question, set.get(&call.name)) else {
             return false;
         };
@@ -158,6 +184,10 @@ impl CallScreen {
     /// Whether `call`, coming after `earlier` in one answer, is dropped as
     /// an ungrounded continuation or addition.
     fn ungrounded(&self, set: &ToolSet, call: &ToolCall, earlier: &[ToolCall]) -> bool {
+        !self.gated && self.judges_ungrounded(set, call, earlier)
+    }
+
+    fn judges_ungrounded(&self, set: &ToolSet, call: &ToolCall, earlier: &[ToolCall]) -> bool {
         // The conversation is searched only for a call after the first.
         self.drop_ungrounded
             && !earlier.is_empty()
@@ -166,12 +196,26 @@ impl CallScreen {
 
     /// One answer's calls screened: ungrounded continuations dropped, then
     /// repeats of answered calls set aside.
+    #[cfg(test)]
     pub(crate) fn screen(&self, set: &ToolSet, calls: Vec<ToolCall>) -> Screened {
+        let sure = vec![false; calls.len()];
+        self.screen_judged(set, calls, &sure)
+    }
+
+    /// [`CallScreen::screen`] with each call's score: `unsure[i]` marks the
+    /// calls the word rules may judge under `small_model: auto`.
+    pub(crate) fn screen_judged(
+        &self,
+        set: &ToolSet,
+        calls: Vec<ToolCall>,
+        unsure: &[bool],
+    ) -> Screened {
         let mut out = Screened::default();
         // The calls a later one is compared with: those not dropped.
         let mut earlier: Vec<ToolCall> = Vec::new();
-        for call in calls {
-            if self.ungrounded(set, &call, &earlier) {
+        for (i, call) in calls.into_iter().enumerate() {
+            let judged = !self.gated || unsure.get(i).copied().unwrap_or(false);
+            if judged && self.judges_ungrounded(set, &call, &earlier) {
                 out.ungrounded += 1;
                 continue;
             }

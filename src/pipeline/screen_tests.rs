@@ -180,3 +180,28 @@ fn a_stream_holds_unrelated_calls_until_a_related_one_comes() {
     assert_eq!(gate.admit(&screen, &set, &paris), Admit::Send);
     assert!(!gate.holding());
 }
+
+#[test]
+fn a_gated_screen_judges_only_the_calls_marked_unsure() {
+    let calls = vec![
+        call("get_weather", json!({"city": "Paris"})),
+        call("get_weather", json!({"city": "Zurich"})),
+    ];
+    let gated = CallScreen::new(answered(), true, None).gated(true);
+    // Unscored (or sure): nothing is judged, on a stream as in a whole answer.
+    let all = gated.screen(&set(), calls.clone());
+    assert_eq!(all.calls, calls);
+    assert_eq!(
+        gated
+            .screen_judged(&set(), calls.clone(), &[false, false])
+            .calls,
+        calls
+    );
+    // The invented Zurich, marked unsure, is dropped as ungrounded.
+    let judged = gated.screen_judged(&set(), calls.clone(), &[false, true]);
+    assert_eq!(judged.calls, calls[..1]);
+    assert_eq!(judged.ungrounded, 1);
+    let mut stream = StreamScreen::default();
+    assert_eq!(stream.admit(&gated, &set(), &calls[0]), Admit::Send);
+    assert_eq!(stream.admit(&gated, &set(), &calls[1]), Admit::Send);
+}

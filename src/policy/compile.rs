@@ -19,7 +19,7 @@ use super::{
         ConfidencePolicy, EmulateTools, FormatApply, ModelPolicy, OnFailure, OnLowConfidence,
         RateLimit, StreamMode, TextFormat, Threshold, ToolsMode,
     },
-    raw::{RawFile, RawKey, RawSettings, Tri},
+    raw::{RawFile, RawKey, RawSettings, RawSmallModel, Tri},
     rules::{ModelRules, Overlay, merge_rate_limit},
     schemas::SchemaReads,
     snapshot::{
@@ -214,7 +214,6 @@ impl<'a> Builder<'a> {
             think_emulation: s.think_emulation,
             parallel_tool_calls: s.tools.as_ref().and_then(|t| t.parallel),
             loop_breaker: s.tools.as_ref().and_then(|t| t.loop_breaker),
-            small_model: s.tools.as_ref().and_then(|t| t.small_model),
             drop_ungrounded: s.tools.as_ref().and_then(|t| t.drop_ungrounded),
             answer_unrelated: s.tools.as_ref().and_then(|t| t.answer_unrelated),
             rescue_text_calls: s.tools.as_ref().and_then(|t| t.rescue_text_calls),
@@ -248,6 +247,24 @@ impl<'a> Builder<'a> {
             o.emulate_tools = Some(parse_enum(file, &format!("{at}.emulate_tools"), e, &opts)?);
         }
         if let Some(t) = &s.tools {
+            match &t.small_model {
+                None => {}
+                Some(RawSmallModel::Flag(on)) => {
+                    o.small_model = Some(*on);
+                    o.small_model_auto = Some(false);
+                }
+                Some(RawSmallModel::Word(w)) if w == "auto" => {
+                    o.small_model = Some(false);
+                    o.small_model_auto = Some(true);
+                }
+                Some(RawSmallModel::Word(w)) => {
+                    return Err(PolicyError::invalid(
+                        file,
+                        format!("{at}.tools.small_model"),
+                        format!("{w:?} is not true, false or auto"),
+                    ));
+                }
+            }
             if let Some(m) = &t.mode {
                 let opts = [("grammar", ToolsMode::Grammar), ("text", ToolsMode::Text)];
                 o.tools_mode = Some(parse_enum(file, &format!("{at}.tools.mode"), m, &opts)?);

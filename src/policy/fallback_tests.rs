@@ -101,7 +101,20 @@ fn confidence_keys_compile_merge_and_show() {
         shown["defaults"]["confidence"],
         serde_json::json!({"threshold": 0.78})
     );
+    let auto = load("models:\n  \"m\": {tools: {small_model: auto}}\n").unwrap();
+    let m = auto.model("m");
+    assert!(m.small_model_auto && !m.small_model);
+    assert!(m.drops_ungrounded() && m.answers_unrelated());
+    assert_eq!(
+        m.confidence().unwrap().threshold.get(),
+        DEFAULT_CONFIDENCE_THRESHOLD
+    );
+    assert_eq!(
+        show::effective(&auto)["models"][0]["settings"]["tools"]["small_model"],
+        "auto"
+    );
     for bad in [
+        "defaults:\n  tools: {small_model: sometimes}\n",
         "defaults:\n  confidence: {threshold: 1.5}\n",
         "defaults:\n  confidence: {level: 1}\n",
         "defaults:\n  validate: {on_low_confidence: maybe}\n",

@@ -223,6 +223,10 @@ pub struct ModelPolicy {
     /// [`ModelPolicy::answers_unrelated`]), which help very small models
     /// and can withhold a capable model's right answer.
     pub small_model: bool,
+    /// `tools: {small_model: auto}`: the same rules, judging only calls
+    /// the model was unsure of (below `confidence.threshold`); a call it
+    /// was sure of, or whose confidence is unknown, is never touched.
+    pub small_model_auto: bool,
     /// `tools: {drop_ungrounded}`; unset = `small_model`: calls after the
     /// first that only continue an earlier call's pattern with values found
     /// nowhere in the conversation are dropped.
@@ -273,6 +277,7 @@ impl Default for ModelPolicy {
             parallel_tool_calls: true,
             loop_breaker: true,
             small_model: false,
+            small_model_auto: false,
             drop_ungrounded: None,
             answer_unrelated: None,
             rescue_text_calls: None,
@@ -295,13 +300,15 @@ impl ModelPolicy {
     /// Whether ungrounded calls after the first are dropped:
     /// `tools.drop_ungrounded`, else `tools.small_model`.
     pub fn drops_ungrounded(&self) -> bool {
-        self.drop_ungrounded.unwrap_or(self.small_model)
+        self.drop_ungrounded
+            .unwrap_or(self.small_model || self.small_model_auto)
     }
 
     /// Whether calls nobody asked for are replaced by an answer:
     /// `tools.answer_unrelated`, else `tools.small_model`.
     pub fn answers_unrelated(&self) -> bool {
-        self.answer_unrelated.unwrap_or(self.small_model)
+        self.answer_unrelated
+            .unwrap_or(self.small_model || self.small_model_auto)
     }
 
     /// What confidence this model's answers are read with, when anything
@@ -309,6 +316,7 @@ impl ModelPolicy {
     /// or `validate.on_low_confidence` (then with the default threshold).
     pub fn confidence(&self) -> Option<ConfidencePolicy> {
         let acts = self.validate.on_low_confidence != OnLowConfidence::Pass
+            || self.small_model_auto
             || self
                 .fallback
                 .as_ref()

@@ -115,7 +115,7 @@ pub(crate) struct RawFormat {
 pub(crate) struct RawTools {
     pub parallel: Option<bool>,
     pub loop_breaker: Option<bool>,
-    pub small_model: Option<bool>,
+    pub small_model: Option<RawSmallModel>,
     pub drop_ungrounded: Option<bool>,
     pub answer_unrelated: Option<bool>,
     pub rescue_text_calls: Option<bool>,
@@ -125,6 +125,14 @@ pub(crate) struct RawTools {
     /// `tools.guard`: replaced whole by a later block; `null` clears it.
     #[serde(default)]
     pub guard: Tri<crate::guard::RawGuard>,
+}
+
+/// `tools.small_model`: `true`, `false` or `auto`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawSmallModel {
+    Flag(bool),
+    Word(String),
 }
 
 /// `tools.native`: checks of a native-tools model's own calls.

@@ -41,6 +41,7 @@ pub struct Overlay {
     pub parallel_tool_calls: Option<bool>,
     pub loop_breaker: Option<bool>,
     pub small_model: Option<bool>,
+    pub small_model_auto: Option<bool>,
     pub drop_ungrounded: Option<bool>,
     pub answer_unrelated: Option<bool>,
     pub rescue_text_calls: Option<bool>,
@@ -127,6 +128,7 @@ impl Overlay {
         set(&mut p.parallel_tool_calls, self.parallel_tool_calls);
         set(&mut p.loop_breaker, self.loop_breaker);
         set(&mut p.small_model, self.small_model);
+        set(&mut p.small_model_auto, self.small_model_auto);
         if self.drop_ungrounded.is_some() {
             p.drop_ungrounded = self.drop_ungrounded;
         }

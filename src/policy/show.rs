@@ -114,7 +114,7 @@ fn settings(p: &ModelPolicy) -> Value {
         "tools": {
             "parallel": p.parallel_tool_calls,
             "loop_breaker": p.loop_breaker,
-            "small_model": p.small_model,
+            "small_model": if p.small_model_auto { json!("auto") } else { json!(p.small_model) },
             "drop_ungrounded": p.drops_ungrounded(),
             "answer_unrelated": p.answers_unrelated(),
             "rescue_text_calls": p.rescues_text_calls(),

@@ -69,8 +69,13 @@ impl Job {
             seed,
         )
         .await?;
-        let completed = screen_calls::after_complete(self, completed).await?;
+        // Scored first: under `small_model: auto` the screen reads it.
         let completed = self.scored(completed);
+        let completed = screen_calls::after_complete(self, completed).await?;
+        let completed = match completed.confidence {
+            Some(_) => completed,
+            None => self.scored(completed),
+        };
         super::doubt::after_scored(self, completed).await
     }
 

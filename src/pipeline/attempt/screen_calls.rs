@@ -3,7 +3,7 @@
 //! nobody asked for, are left, the model is asked once more for an answer
 //! ([`super::reask`]).
 
-use crate::error::ProxyError;
+use crate::{error::ProxyError, tools::ToolCall};
 
 use super::{
     super::{
@@ -29,11 +29,20 @@ pub(crate) async fn after_complete(
     // Judging calls against the conversation (indexing it, searching it)
     // is CPU work on a large one: off the event loop.
     let calls = std::mem::take(&mut completed.interp.calls);
+    // Under `small_model: auto`, which calls the model was unsure of.
+    let unsure = match screen.is_gated() {
+        true => unsure_calls(job, &completed, &calls),
+        false => Vec::new(),
+    };
     let (screen, set) = (screen.clone(), set.clone());
     let (screened, unrelated) = offload::cpu(move || {
-        let screened = screen.screen(&set, calls);
-        let unrelated = !screened.calls.is_empty()
-            && screened.calls.iter().all(|c| screen.is_unrelated(&set, c));
+        let screened = screen.screen_judged(&set, calls.clone(), &unsure);
+        let judged = |c: &ToolCall| {
+            let i = calls.iter().position(|x| x == c);
+            let unsure = i.and_then(|i| unsure.get(i)).copied().unwrap_or(false);
+            screen.is_unrelated_judged(&set, c, unsure)
+        };
+        let unrelated = !screened.calls.is_empty() && screened.calls.iter().all(judged);
         (screened, unrelated)
     })
     .await?;
@@ -81,4 +90,27 @@ pub(crate) async fn after_complete(
             Ok(completed)
         }
     }
+}
+
+/// For each of `calls`, whether the answer's scores mark it unsure: its
+/// score (the same tool's calls matched in order) below the policy's
+/// threshold. A call without a score is taken as sure.
+fn unsure_calls(job: &Job, completed: &Completed, calls: &[ToolCall]) -> Vec<bool> {
+    let (Some(policy), Some(c)) = (job.ctx.probs.policy, completed.confidence.as_ref()) else {
+        return vec![false; calls.len()];
+    };
+    let threshold = policy.threshold.get();
+    let mut seen: Vec<&str> = Vec::new();
+    calls
+        .iter()
+        .map(|call| {
+            let nth = seen.iter().filter(|n| **n == call.name).count();
+            seen.push(&call.name);
+            c.calls
+                .iter()
+                .filter(|s| s.name == call.name)
+                .nth(nth)
+                .is_some_and(|s| s.score.min < threshold)
+        })
+        .collect()
 }
