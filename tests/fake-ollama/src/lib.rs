@@ -245,6 +245,14 @@ impl Builder {
         let replies = replies.iter().map(tool_calls_reply).collect();
         self.script_tools(model, replies)
     }
+    /// Tokens of `model`'s answers overlapping an occurrence of one of these texts get its
+    /// probability (in (0, 1]) instead of [`CONFIDENT`] when a request asks for `logprobs`;
+    /// several calls add spans. Panics on a probability outside (0, 1].
+    pub fn unsure(mut self, model: &str, spans: &[(&str, f64)]) -> Self {
+        let spans = logprobs::spans(spans);
+        self.unsure.push((catalog::normalize(model), spans));
+        self
+    }
     /// Delay before the response head for the `slow-first-byte` model (default: env
     /// `SLOW_MS`, else 2000 ms).
     pub fn slow_ms(mut self, ms: u64) -> Self {
@@ -490,6 +498,14 @@ impl FakeOllama {
             .entry(catalog::normalize(model))
             .or_default()
             .extend(replies);
+    }
+    /// Queues the unsure spans of one generation request of `model`, in place of the
+    /// builder's ([`Builder::unsure`]): each generation request of `model` (with or without
+    /// `logprobs`) takes the oldest queued list, as it takes a scripted reply; an empty list
+    /// makes that answer wholly confident. Panics on a probability outside (0, 1].
+    pub fn push_unsure(&self, model: &str, spans: &[(&str, f64)]) {
+        let spans = logprobs::spans(spans);
+        self.shared.unsure.push(catalog::normalize(model), spans);
     }
     /// While `on`, `/api/chat` and `/api/generate` answer Ollama's 503 `server busy, please
     /// try again.  maximum pending requests exceeded` (its queue is full).

@@ -24,9 +24,8 @@ use std::ops::Range;
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog;
+use crate::lock;
 use crate::wire::{ApiError, go_float};
-use crate::{Builder, FakeOllama, Shared, lock};
 
 /// The probability of every token outside an unsure span.
 pub const CONFIDENT: f64 = 0.99;
@@ -175,7 +174,6 @@ fn alternative(token: &str, p: f64) -> Map<String, Value> {
 }
 
 /// Unsure spans: per model, and per-request overrides queued per model.
-#[derive(Default)]
 pub(crate) struct Unsure {
     model_wide: HashMap<String, Spans>,
     next: std::sync::Mutex<HashMap<String, VecDeque<Spans>>>,
@@ -192,59 +190,32 @@ impl Unsure {
             next: Default::default(),
         }
     }
+
+    /// Queues the spans of one generation request of `model` (normalized).
+    pub(crate) fn push(&self, model: String, spans: Spans) {
+        lock(&self.next).entry(model).or_default().push_back(spans);
+    }
+
+    /// The spans of this generation request of `model`: the next queued list if any
+    /// (consumed whether or not the request asks for logprobs, like a scripted reply), else
+    /// the model's own.
+    pub(crate) fn spans_for(&self, model: &str) -> Spans {
+        let queued = lock(&self.next)
+            .get_mut(model)
+            .and_then(VecDeque::pop_front);
+        queued.unwrap_or_else(|| self.model_wide.get(model).cloned().unwrap_or_default())
+    }
 }
 
-fn owned(model: &str, spans: &[(&str, f64)]) -> (String, Spans) {
-    for (text, p) in spans {
+/// Owned spans; panics on a probability outside (0, 1] (a mistake in a test's setup).
+pub(crate) fn spans(list: &[(&str, f64)]) -> Spans {
+    for (text, p) in list {
         assert!(
             *p > 0.0 && *p <= 1.0,
             "fake-ollama: the probability of {text:?} must be in (0, 1], not {p}"
         );
     }
-    let spans = spans.iter().map(|(t, p)| ((*t).to_owned(), *p)).collect();
-    (catalog::normalize(model), spans)
-}
-
-impl Shared {
-    /// The spans of this generation request of `model`: the next queued override if any
-    /// (consumed whether or not the request asks for logprobs, like a scripted reply), else
-    /// the model's own.
-    pub(crate) fn unsure_spans(&self, model: &str) -> Spans {
-        let queued = lock(&self.unsure.next)
-            .get_mut(model)
-            .and_then(VecDeque::pop_front);
-        queued.unwrap_or_else(|| {
-            self.unsure
-                .model_wide
-                .get(model)
-                .cloned()
-                .unwrap_or_default()
-        })
-    }
-}
-
-impl Builder {
-    /// Tokens of `model`'s answers overlapping an occurrence of one of these texts get its
-    /// probability (in (0, 1]) instead of [`CONFIDENT`] when a request asks for `logprobs`;
-    /// several calls add spans. Panics on a probability outside (0, 1].
-    pub fn unsure(mut self, model: &str, spans: &[(&str, f64)]) -> Self {
-        self.unsure.push(owned(model, spans));
-        self
-    }
-}
-
-impl FakeOllama {
-    /// Queues the unsure spans of one generation request of `model`, in place of the
-    /// builder's: each generation request of `model` (with or without `logprobs`) takes the
-    /// oldest queued list, as it takes a scripted reply; an empty list makes that answer
-    /// wholly confident. Panics on a probability outside (0, 1].
-    pub fn push_unsure(&self, model: &str, spans: &[(&str, f64)]) {
-        let (model, spans) = owned(model, spans);
-        lock(&self.shared.unsure.next)
-            .entry(model)
-            .or_default()
-            .push_back(spans);
-    }
+    list.iter().map(|(t, p)| ((*t).to_owned(), *p)).collect()
 }
 
 #[cfg(test)]

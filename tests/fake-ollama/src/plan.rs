@@ -203,7 +203,7 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
         }
         _ => {}
     }
-    let unsure = st.unsure_spans(&plan.model.name);
+    let unsure = st.unsure.spans_for(&plan.model.name);
     fill(st, input, format.as_ref(), &mut plan);
     if let Some(top) = input.logprobs {
         let calls = logprobs::calls_text(&plan.tool_calls);
