@@ -21,6 +21,7 @@ Modules, in the order a request meets them:
 * prompt       message collation and the gemma3 template
 * tools        the tools model's template and Ollama's tool-call parser
 * llama        options and the llama-server /completion call
+* logprobs     llama-server's token probabilities as Ollama's logprobs
 * model        the served model's name, GGUF metadata and Modelfile
 * gojson       Go-compatible JSON, float and time encoding
 * errors       HTTPFail and each surface's error body

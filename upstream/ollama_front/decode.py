@@ -140,7 +140,7 @@ FIELD_TYPES = {
 
 
 OAI_FIELD_TYPES = {"model": (str, "string"), "messages": (list, "[]openai.Message"), "stream": (bool, "bool"),
-                   "tools": (list, "[]api.Tool"), "top_logprobs": (int, "int")}
+                   "tools": (list, "[]api.Tool"), "logprobs": (bool, "bool"), "top_logprobs": (int, "int")}
 
 
 def _no_constant(name: str) -> Any:

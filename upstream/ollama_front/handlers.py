@@ -17,6 +17,7 @@ from typing import Any
 from .errors import HTTPFail
 from .gojson import go_quote, go_time
 from .llama import Upstream, merge_options, metrics
+from .logprobs import convert, n_probs, with_logprobs
 from .model import Model, display_shortest, parse_name
 from .prompt import render
 from . import tools as native_tools
@@ -100,14 +101,17 @@ class Front:
             prompt = self.chat_prompt([{"role": m["role"], "content": m.get("content") or ""} for m in msgs],
                                       req.get("truncate", True) is not False)
         parser = native_tools.Parser(tools) if tools else None
+        probs, top = n_probs(req), (req.get("top_logprobs") or 0) > 0
 
         def gen() -> Chunks:
-            for kind, val in self.up.completion(prompt, opts, raw.get("format"), alive):
+            for kind, val, lps in self.up.completion(prompt, opts, raw.get("format"), alive, probs):
                 res = {"model": name, "created_at": go_time(), "message": {"role": "assistant"}, "done": kind == "done"}
                 res["message"]["content"] = val if kind == "chunk" else val["content"]
                 if kind == "done":
                     res["done_reason"] = val["done_reason"]
                     res.update(metrics(val, start, loaded))
+                elif lps:
+                    res["logprobs"] = convert(lps, top)
                 if parser is not None:
                     # ChatHandler with req.Tools: the parser decides what each piece becomes.
                     calls, content = parser.add(res["message"]["content"])
@@ -121,6 +125,10 @@ class Front:
                     elif res["done"]:
                         res["message"]["content"] = parser.content()
                     else:
+                        # The parser holds the text back; its tokens' logprobs go out at once.
+                        if res.get("logprobs"):
+                            res["message"]["content"] = ""
+                            yield res
                         continue
                 yield res
         return None, gen()
@@ -151,9 +159,11 @@ class Front:
             if req.get("context") is not None:
                 prompt = self.up.detokenize(req["context"]) + prompt
 
+        probs, top = n_probs(req), (req.get("top_logprobs") or 0) > 0
+
         def gen() -> Chunks:
             text = []
-            for kind, val in self.up.completion(prompt, opts, raw.get("format"), alive):
+            for kind, val, lps in self.up.completion(prompt, opts, raw.get("format"), alive, probs):
                 res = {"model": name, "created_at": go_time(), "response": val if kind == "chunk" else val["content"],
                        "done": kind == "done"}
                 text.append(res["response"])
@@ -162,6 +172,8 @@ class Front:
                     if not req.get("raw"):
                         res["context"] = self.up.tokenize(prompt + "".join(text))
                     res.update(metrics(val, start, loaded))
+                elif lps:
+                    res["logprobs"] = convert(lps, top)
                 yield res
         return None, gen()
 
@@ -196,12 +208,13 @@ class Front:
 
 
 def merge_chunks(chunks: Chunks, chat: bool) -> dict[str, Any]:
-    """The non-streaming path: concatenate text, keep everything else from the last chunk."""
-    last, text, calls = None, [], []
+    """The non-streaming path: concatenate text and logprobs, keep everything else from the last chunk."""
+    last, text, calls, logprobs = None, [], [], []
     for res in chunks:
         text.append(res["message"]["content"] if chat else res["response"])
         if chat:
             calls += res["message"].get("tool_calls") or []
+        logprobs += res.get("logprobs") or []
         last = res
     if last is None:  # stream ended without any chunk: Go's zero value
         last = {"model": "", "created_at": "0001-01-01T00:00:00Z"}
@@ -214,5 +227,5 @@ def merge_chunks(chunks: Chunks, chat: bool) -> dict[str, Any]:
             last["message"]["tool_calls"] = calls
     else:
         last["response"] = "".join(text)
-    return last
+    return with_logprobs(last, logprobs, chat)
 

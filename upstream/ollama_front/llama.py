@@ -126,8 +126,10 @@ class Upstream:
         return self.call("POST", "/detokenize", {"tokens": tokens}).get("content", "")
 
     def completion(self, prompt: str, opts: dict[str, Any], fmt_raw: str | None,
-                   alive: Callable[[], bool]) -> Iterator[tuple[str, Any]]:
-        """llmServer.Completion: yields ("chunk", text) then ("done", metrics); raises HTTPFail."""
+                   alive: Callable[[], bool], n_probs: int = 0) -> Iterator[tuple[str, Any, list[Any]]]:
+        """llmServer.Completion: yields ("chunk", text, probabilities) then ("done", metrics, []);
+        raises HTTPFail. With `n_probs`, llama-server's `completion_probabilities` of each
+        event (its tokens, each with its `n_probs` most likely alternatives)."""
         num_ctx = self.context_length()
         n_predict = opts["num_predict"]
         if n_predict < 0 or n_predict > 10 * num_ctx:
@@ -154,6 +156,8 @@ class Upstream:
                 req["json_schema"] = json.loads(fmt_raw)
             else:
                 raise HTTPFail(500, 'invalid format: %s; expected "json" or a valid JSON Schema object' % go_quote(fmt_raw))
+        if n_probs:
+            req["n_probs"] = n_probs
         c = self.conn()
         try:
             try:
@@ -186,7 +190,7 @@ class Upstream:
                 if repeat > 30:
                     return  # Ollama ends the response here, without a done chunk
                 if content and not ev.get("stop"):
-                    yield "chunk", content
+                    yield "chunk", content, ev.get("completion_probabilities") or []
                     if not alive():
                         return
                 if ev.get("stop"):
@@ -201,7 +205,7 @@ class Upstream:
             if final is not None:
                 while r.readline():
                     pass
-                yield "done", final
+                yield "done", final, []
         finally:
             c.close()
 

@@ -86,7 +86,8 @@ def from_chat_request(r: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
                                 '"ultra", "max", or "none")' % go_quote(effort))
         think = effort != "none"
     req = {"model": r.get("model") or "", "messages": msgs, "options": opts, "stream": bool(r.get("stream")),
-           "tools": r.get("tools"), "think": think, "_keep_alive_zero": False}
+           "tools": r.get("tools"), "think": think, "_keep_alive_zero": False,
+           "logprobs": r.get("logprobs") is True, "top_logprobs": r.get("top_logprobs") or 0}
     return req, {"format": fmt}
 
 
@@ -106,9 +107,11 @@ def to_chat_completion(cid: str, res: dict[str, Any]) -> dict[str, Any]:
     message = {"role": res["message"]["role"], "content": res["message"]["content"]}
     if calls:
         message["tool_calls"] = calls
+    choice = {"index": 0, "message": message, "finish_reason": reason}
+    if res.get("logprobs"):
+        choice["logprobs"] = {"content": res["logprobs"]}
     return {"id": cid, "object": "chat.completion", "created": unix_of(res["created_at"]),
-            "model": res["model"], "system_fingerprint": "fp_ollama",
-            "choices": [{"index": 0, "message": message, "finish_reason": reason}],
+            "model": res["model"], "system_fingerprint": "fp_ollama", "choices": [choice],
             "usage": usage(res)}
 
 
@@ -118,8 +121,11 @@ def usage(res: dict[str, Any]) -> dict[str, int]:
 
 
 def chunk(cid: str, created: int, res: dict[str, Any], delta: dict[str, Any],
-          finish: str | None = None) -> dict[str, Any]:
-    """One chat.completion.chunk."""
+          finish: str | None = None, logprobs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One chat.completion.chunk (with `choices[0].logprobs.content` when there are logprobs)."""
+    choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+    if logprobs:
+        choice["logprobs"] = {"content": logprobs}
     return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": res["model"],
-            "system_fingerprint": "fp_ollama", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            "system_fingerprint": "fp_ollama", "choices": [choice]}
 

@@ -126,9 +126,9 @@ class Handler(BaseHTTPRequestHandler):
         """gin's c.JSON: charset in the type, no trailing newline."""
         self.send_bytes(status, JSON_CT, go_json(obj, floats).encode())
 
-    def send_encoder_json(self, status: int, obj: Any) -> None:
+    def send_encoder_json(self, status: int, obj: Any, floats: bool = False) -> None:
         """json.NewEncoder(w).Encode, as the compatibility writers answer: a trailing newline."""
-        self.send_bytes(status, "application/json", (go_json(obj) + "\n").encode())
+        self.send_bytes(status, "application/json", (go_json(obj, floats) + "\n").encode())
 
     def start_stream(self, ctype: str, headers: Any = ()) -> None:
         self.send_response(200)
@@ -285,14 +285,15 @@ class Handler(BaseHTTPRequestHandler):
         if immediate is not None:
             return self.send_gin_json(200, immediate)
         if req.get("stream") is False:
-            return self.send_gin_json(200, merge_chunks(gen, chat))
+            whole = merge_chunks(gen, chat)
+            return self.send_gin_json(200, whole, floats="logprobs" in whole)
         started = False
         try:
             for res in gen:
                 if not started:
                     self.start_stream("application/x-ndjson")
                     started = True
-                self.write_chunk(go_json(res) + "\n")
+                self.write_chunk(go_json(res, floats="logprobs" in res) + "\n")
         except HTTPFail as e:
             if not started:
                 return self.send_bytes(e.status, "application/json", go_json({"error": e.message}).encode())
@@ -333,7 +334,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             _, gen = self.front.chat(req, raw, self.alive)
             if not req["stream"]:
-                return self.send_encoder_json(200, to_chat_completion(cid, merge_chunks(gen, True)))
+                whole = to_chat_completion(cid, merge_chunks(gen, True))
+                return self.send_encoder_json(200, whole, floats="logprobs" in whole["choices"][0])
         except HTTPFail as e:
             return self.send_encoder_json(e.status, oai_error(e.status, e.message))
         include_usage = bool((r.get("stream_options") or {}).get("include_usage"))
@@ -345,13 +347,15 @@ class Handler(BaseHTTPRequestHandler):
                     started, created = True, unix_of(res["created_at"])
                     first = True
                 calls = to_tool_calls(res["message"].get("tool_calls"))
-                if not (res["done"] and not first and res["message"]["content"] == "" and not calls):
+                logprobs = res.get("logprobs")
+                if not (res["done"] and not first and res["message"]["content"] == "" and not calls and not logprobs):
                     delta = {"role": "assistant"} if first else {}
                     delta["content"] = res["message"]["content"]
                     if calls:
                         delta["tool_calls"] = calls
                         call_sent = True
-                    self.write_chunk("data: %s\n\n" % go_json(chunk(cid, created, res, delta)))
+                    c = chunk(cid, created, res, delta, logprobs=logprobs)
+                    self.write_chunk("data: %s\n\n" % go_json(c, floats=bool(logprobs)))
                     first = False
                 if res["done"]:
                     reason = res.get("done_reason") or "stop"

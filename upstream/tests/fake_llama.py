@@ -3,7 +3,11 @@
 It serves the few endpoints the front uses, in llama-server's shapes:
 `GET /health`, `GET /props`, `POST /tokenize` and `/detokenize` (one token per
 character), and `POST /completion`, which streams `data: {...}` events and
-ends with a `stop` event carrying `stop_type` and `timings`.
+ends with a `stop` event carrying `stop_type` and `timings`. Asked for
+`n_probs`, each piece is one token whose event carries llama-server's
+`completion_probabilities`: the token's own log-probability (`logprob`, or
+`prob` with `post_sampling_probs`) and `n_probs` candidates, the token first,
+then `alt1`, `alt2`, ... each one nat less likely.
 
 Each `/completion` answer comes from the next scripted `Reply` (or the default
 one); every request body is recorded, so tests can check what the front sent.
@@ -12,11 +16,15 @@ one); every request body is recorded, so tests can check what the front sent.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+# A piece's log-probability unless its Reply says otherwise (about 0.9).
+LOGPROB = -0.10536051565782628
 
 
 @dataclass
@@ -26,7 +34,8 @@ class Reply:
     pieces: the streamed text pieces; stop_type: "eos", "limit" or "word";
     status/body: answer with this status and raw body instead of a stream;
     cut: close the connection after this many pieces, without a stop event;
-    delay: seconds to wait before each piece.
+    delay: seconds to wait before each piece;
+    logprobs: each piece's log-probability when asked for `n_probs` (default LOGPROB).
     """
 
     pieces: list[str] = field(default_factory=lambda: ["Hello", " world", "."])
@@ -35,6 +44,7 @@ class Reply:
     body: str = ""
     cut: int | None = None
     delay: float = 0.0
+    logprobs: list[float] | None = None
 
 
 class FakeLlama:
@@ -130,7 +140,11 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if reply.delay:
                 time.sleep(reply.delay)
-            self._event({"content": piece, "stop": False})
+            event: dict[str, Any] = {"content": piece, "stop": False}
+            if body.get("n_probs"):
+                lp = reply.logprobs[i] if reply.logprobs is not None else LOGPROB
+                event["completion_probabilities"] = [_probs(1000 + i, piece, lp, body)]
+            self._event(event)
         if reply.cut is not None and reply.cut <= len(reply.pieces):
             return
         prompt_n = len(body.get("prompt", ""))
@@ -145,3 +159,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:
             pass
+
+
+def _candidate(tok: int, text: str, logprob: float, post: bool) -> dict[str, Any]:
+    """One candidate as llama-server writes it: id, token, bytes, then logprob (or prob)."""
+    out: dict[str, Any] = {"id": tok, "token": text, "bytes": list(text.encode())}
+    if post:
+        out["prob"] = math.exp(logprob)
+    else:
+        out["logprob"] = logprob
+    return out
+
+
+def _probs(tok: int, text: str, logprob: float, body: dict[str, Any]) -> dict[str, Any]:
+    """One token's `completion_probabilities` entry, with `n_probs` candidates."""
+    post = bool(body.get("post_sampling_probs"))
+    entry = _candidate(tok, text, logprob, post)
+    top = [_candidate(tok, text, logprob, post)]
+    top += [_candidate(k, "alt%d" % k, logprob - k, post) for k in range(1, int(body["n_probs"]))]
+    entry["top_probs" if post else "top_logprobs"] = top
+    return entry

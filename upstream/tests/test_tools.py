@@ -198,6 +198,23 @@ def test_stream_sends_the_call_as_one_chunk_when_complete(tcall, fake):
     assert chunks[-1]["done"] is True and chunks[-1]["done_reason"] == "stop"
 
 
+def test_logprobs_of_a_call_go_out_while_the_parser_holds_its_text(tcall, fake):
+    # ChatHandler sends the logprobs of text the tool parser buffers in chunks of their own
+    # (empty content, no calls); the chunk with the call carries those of its last piece.
+    fake.script(Reply(pieces=CALL_PIECES), Reply(pieces=CALL_PIECES))
+    chunks = chat(tcall, stream=True, logprobs=True).lines()
+    *pieces, done = chunks
+    assert [[e["token"] for e in c["logprobs"]] for c in pieces] == [[p] for p in CALL_PIECES]
+    [with_calls] = [c for c in pieces if c["message"].get("tool_calls")]
+    held = [c["message"] for c in pieces if c is not with_calls]
+    assert held == [{"role": "assistant", "content": ""}] * (len(CALL_PIECES) - 1)
+    assert with_calls["logprobs"][0]["token"] == '{"city": "Paris"}}'
+    assert "logprobs" not in done
+    v = chat(tcall, logprobs=True).json()
+    assert "".join(e["token"] for e in v["logprobs"]) == "".join(CALL_PIECES)
+    assert v["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
 def test_an_unparsed_call_stays_content_and_a_swallowed_one_is_an_empty_answer(tcall, fake):
     fenced = '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'
     fake.script(Reply(pieces=[fenced]), Reply(pieces=["<tool_call>", '{"name": "lookup", "arguments": {}}']))

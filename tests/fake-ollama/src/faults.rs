@@ -285,7 +285,7 @@ pub async fn reply(
 /// The non-streaming answer: the whole content in one object.
 fn whole_body(plan: &Plan, model: &str, is_chat: bool) -> Vec<u8> {
     let content = plan.content();
-    let v = if is_chat {
+    let mut v = if is_chat {
         json!({"model": model, "created_at": now(),
                "message": {"role": "assistant", "content": content},
                "done": true, "done_reason": plan.done_reason,
@@ -295,5 +295,9 @@ fn whole_body(plan: &Plan, model: &str, is_chat: bool) -> Vec<u8> {
                "done": true, "done_reason": plan.done_reason,
                "eval_count": plan.eval_count()})
     };
+    let logprobs = plan.all_logprobs();
+    if !logprobs.is_empty() {
+        v["logprobs"] = Value::Array(logprobs);
+    }
     go_json(&v)
 }

@@ -61,6 +61,19 @@
 //! replies ([`Builder::script`]) take precedence over all content rules (`options.num_predict`
 //! still cuts them, in 3-character tokens).
 //!
+//! Log-probabilities (details in the `logprobs` module; tokenizer: [`tokens`]): a request
+//! with `"logprobs": true` on `/api/chat`, `/api/generate` or `/v1/chat/completions` gets
+//! Ollama's `logprobs` list (`{"token","logprob","bytes","top_logprobs"}`) on every chunk for
+//! the text that chunk carries (thinking, content, and for native tool calls one compact
+//! `{"name":…,"arguments":…}` per call, `\n`-separated, on the `tool_calls` chunk; nothing on
+//! the done chunk), all of them concatenated on a whole answer (`choices[0].logprobs.content`
+//! on `/v1/chat/completions`). Every token has probability [`CONFIDENT`] (0.99) unless it
+//! overlaps an unsure span ([`Builder::unsure`], [`FakeOllama::push_unsure`]);
+//! `top_logprobs: N` lists the token first, then `N-1` made-up alternatives `alt1`, … with
+//! probability `min(p, 1 - p) / 2^k` (at least `1e-6 / 2^k`): sorted, never summing past 1.
+//! `top_logprobs` outside 0–20 is Ollama's 400 `top_logprobs must be between 0 and 20`.
+//! Without `logprobs: true` nothing changes. `eval_count` still counts pieces, not tokens.
+//!
 //! Endpoints: `/`, `/api/version`, `/api/tags`, `/api/ps`, `/api/show`, `/api/chat`,
 //! `/api/generate`, `/api/embed`, `/api/embeddings`, `/api/pull`, `/api/push`, `/api/create`,
 //! `/api/copy`, `/api/delete`, `HEAD`/`POST /api/blobs/:digest`; the OpenAI-compatible
@@ -85,6 +98,7 @@
 mod anthropic;
 mod catalog;
 mod faults;
+mod logprobs;
 mod manage;
 mod native;
 mod openai;
@@ -107,6 +121,7 @@ use bytes::Bytes;
 
 pub use catalog::{FAULT_MODELS, TOOL_FAULT_MODELS};
 pub use faults::{BodyLog, ListingFault};
+pub use logprobs::{CONFIDENT, tokens};
 pub use native::BUSY;
 pub use plan::{RUNNER_STOPPED, SENTENCE};
 
@@ -159,6 +174,8 @@ pub(crate) struct Shared {
     pub record: bool,
     pub counters: Arc<Counters>,
     scripts: Mutex<HashMap<String, VecDeque<String>>>,
+    /// Unsure spans for logprobs, per model and per request.
+    pub unsure: logprobs::Unsure,
     model_counts: Mutex<HashMap<String, u64>>,
     pub blobs: Mutex<HashSet<String>>,
 }
@@ -204,6 +221,8 @@ pub struct Builder {
     version: String,
     /// Scripted models with the `tools` capability.
     tool_models: Vec<String>,
+    /// Unsure spans per model ([`Builder::unsure`]).
+    unsure: Vec<(String, logprobs::Spans)>,
 }
 
 impl Builder {
@@ -225,6 +244,14 @@ impl Builder {
     pub fn script_tool_calls(self, model: &str, replies: Vec<serde_json::Value>) -> Self {
         let replies = replies.iter().map(tool_calls_reply).collect();
         self.script_tools(model, replies)
+    }
+    /// Tokens of `model`'s answers overlapping an occurrence of one of these texts get its
+    /// probability (in (0, 1]) instead of [`CONFIDENT`] when a request asks for `logprobs`;
+    /// several calls add spans. Panics on a probability outside (0, 1].
+    pub fn unsure(mut self, model: &str, spans: &[(&str, f64)]) -> Self {
+        let spans = logprobs::spans(spans);
+        self.unsure.push((catalog::normalize(model), spans));
+        self
     }
     /// Delay before the response head for the `slow-first-byte` model (default: env
     /// `SLOW_MS`, else 2000 ms).
@@ -330,6 +357,7 @@ impl Builder {
             record: self.record,
             counters: counters.clone(),
             scripts: Mutex::new(scripts),
+            unsure: logprobs::Unsure::new(self.unsure),
             model_counts: Mutex::default(),
             blobs: Mutex::default(),
         });
@@ -386,6 +414,7 @@ impl FakeOllama {
             record: true,
             version: OLLAMA_VERSION.to_owned(),
             tool_models: Vec::new(),
+            unsure: Vec::new(),
         }
     }
     pub fn addr(&self) -> SocketAddr {
@@ -469,6 +498,14 @@ impl FakeOllama {
             .entry(catalog::normalize(model))
             .or_default()
             .extend(replies);
+    }
+    /// Queues the unsure spans of one generation request of `model`, in place of the
+    /// builder's ([`Builder::unsure`]): each generation request of `model` (with or without
+    /// `logprobs`) takes the oldest queued list, as it takes a scripted reply; an empty list
+    /// makes that answer wholly confident. Panics on a probability outside (0, 1].
+    pub fn push_unsure(&self, model: &str, spans: &[(&str, f64)]) {
+        let spans = logprobs::spans(spans);
+        self.shared.unsure.push(catalog::normalize(model), spans);
     }
     /// While `on`, `/api/chat` and `/api/generate` answer Ollama's 503 `server busy, please
     /// try again.  maximum pending requests exceeded` (its queue is full).

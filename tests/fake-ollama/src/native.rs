@@ -12,6 +12,7 @@ use futures_util::{StreamExt, stream};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::logprobs;
 use crate::plan::{self, Input, Plan, Prepared};
 use crate::wire::{self, ApiError, ByteStream, JSON_UTF8, NDJSON, Tracked, go_json, respond};
 use crate::{Counters, Shared};
@@ -71,6 +72,8 @@ struct ChatLine<'a> {
     done: bool,
     #[serde(skip_serializing_if = "str::is_empty")]
     done_reason: &'a str,
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    logprobs: &'a [Value],
     #[serde(flatten)]
     metrics: Metrics,
 }
@@ -89,6 +92,8 @@ struct GenerateLine<'a> {
     context: &'a [u64],
     #[serde(flatten)]
     metrics: Metrics,
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    logprobs: &'a [Value],
 }
 
 fn line<T: Serialize>(v: &T) -> Bytes {
@@ -149,7 +154,7 @@ pub async fn whole(
     respond(200, ctype, body)
 }
 
-fn decode_chat(v: &Value) -> Result<(Input, bool), ApiError> {
+fn decode_chat(v: &Value, go_type: &str) -> Result<(Input, bool), ApiError> {
     let model = match v.get("model") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -161,6 +166,7 @@ fn decode_chat(v: &Value) -> Result<(Input, bool), ApiError> {
         }
     };
     let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(true);
+    let logprobs = logprobs::asked(v, go_type)?;
     let input = Input {
         model,
         messages: Some(
@@ -186,6 +192,7 @@ fn decode_chat(v: &Value) -> Result<(Input, bool), ApiError> {
             .get("keep_alive")
             .is_some_and(|k| k == 0 || k == "0" || k == "0s"),
         raw: v.clone(),
+        logprobs,
     };
     Ok((input, stream))
 }
@@ -210,10 +217,11 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
     } else {
         "GenerateRequest"
     };
-    let (mut input, stream) = match wire::parse_body(&body, go_type).and_then(|v| decode_chat(&v)) {
-        Ok(x) => x,
-        Err(e) => return e.native(false),
-    };
+    let (mut input, stream) =
+        match wire::parse_body(&body, go_type).and_then(|v| decode_chat(&v, go_type)) {
+            Ok(x) => x,
+            Err(e) => return e.native(false),
+        };
     if !is_chat {
         input.messages = None;
         input.tools.clear();
@@ -254,6 +262,7 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
     }
     let content = plan.content();
     let thinking = plan.thinking();
+    let logprobs = plan.all_logprobs();
     let bytes = if is_chat {
         let calls: &[Value] = if with_tools { &plan.tool_calls } else { &[] };
         let msg = Message {
@@ -268,6 +277,7 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
             message: msg,
             done: !plan.no_done,
             done_reason: if plan.no_done { "" } else { plan.done_reason },
+            logprobs: &logprobs,
             metrics: Metrics::of(&plan),
         })
     } else {
@@ -281,6 +291,7 @@ async fn generation(st: Arc<Shared>, body: Bytes, is_chat: bool) -> Response {
             done_reason: if plan.no_done { "" } else { plan.done_reason },
             context: &ctx,
             metrics: Metrics::of(&plan),
+            logprobs: &logprobs,
         })
     };
     whole(&plan, &st.counters, JSON_UTF8, bytes).await
@@ -300,6 +311,7 @@ fn load_reply(model: &str, reason: &str, is_chat: bool) -> Response {
             message: msg,
             done: true,
             done_reason: reason,
+            logprobs: &[],
             metrics: Metrics::default(),
         };
         go_json(&l)
@@ -313,6 +325,7 @@ fn load_reply(model: &str, reason: &str, is_chat: bool) -> Response {
             done_reason: reason,
             context: &[],
             metrics: Metrics::default(),
+            logprobs: &[],
         };
         go_json(&l)
     };
@@ -372,6 +385,7 @@ pub(crate) fn chat_event(model: &str, p: &Plan, i: usize) -> Option<Bytes> {
         message,
         done,
         done_reason,
+        logprobs: p.chunk_logprobs(i),
         metrics,
     }))
 }
@@ -402,6 +416,7 @@ pub(crate) fn generate_event(model: &str, p: &Plan, i: usize, raw: bool) -> Opti
             done_reason: "",
             context: &[],
             metrics: Metrics::default(),
+            logprobs: p.chunk_logprobs(i),
         };
         return Some(line(&l));
     }
@@ -418,6 +433,7 @@ pub(crate) fn generate_event(model: &str, p: &Plan, i: usize, raw: bool) -> Opti
         done_reason: p.done_reason,
         context: &ctx,
         metrics: Metrics::of(p),
+        logprobs: &[],
     };
     Some(line(&l))
 }

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Shared;
 use crate::catalog;
+use crate::logprobs;
 use crate::manage::{inputs, vector};
 use crate::native::{paced_body, whole};
 use crate::plan::{self, Input, Plan, Prepared};
@@ -122,6 +123,17 @@ fn decode(v: &Value, chat: bool) -> Result<Req, ApiError> {
             }
         }
     }
+    // The chat handler checks `top_logprobs` first; the completions layer maps `logprobs: N`
+    // (N > 0) to `top_logprobs` and never returns the logprobs.
+    if chat {
+        input.logprobs = logprobs::asked(v, "ChatCompletionRequest")?;
+    } else if v
+        .get("logprobs")
+        .and_then(Value::as_i64)
+        .is_some_and(|n| n > 20)
+    {
+        return Err(ApiError::new(400, "top_logprobs must be between 0 and 20"));
+    }
     let stream = v.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let include_usage = v
         .pointer("/stream_options/include_usage")
@@ -169,6 +181,15 @@ fn finish(p: &Plan) -> &'static str {
 fn usage(p: &Plan) -> Value {
     let c = p.eval_count();
     json!({ "prompt_tokens": p.prompt_tokens, "completion_tokens": c, "total_tokens": p.prompt_tokens + c })
+}
+
+/// A streamed choice: the delta, and the `logprobs` of the tokens it carries, if any.
+fn chunk_choice(delta: Map<String, Value>, logprobs: &[Value]) -> Value {
+    let mut c = json!({ "index": 0, "delta": delta, "finish_reason": null });
+    if !logprobs.is_empty() {
+        c["logprobs"] = json!({ "content": logprobs });
+    }
+    c
 }
 
 fn sse(v: &Value) -> Bytes {
@@ -224,7 +245,12 @@ async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
             if !plan.tool_calls.is_empty() {
                 msg["tool_calls"] = json!(openai_calls(&plan));
             }
-            json!({ "index": 0, "message": msg, "finish_reason": finish(&plan) })
+            let mut choice = json!({ "index": 0, "message": msg, "finish_reason": finish(&plan) });
+            let logprobs = plan.all_logprobs();
+            if !logprobs.is_empty() {
+                choice["logprobs"] = json!({ "content": logprobs });
+            }
+            choice
         } else {
             json!({ "text": content, "index": 0, "finish_reason": finish(&plan) })
         };
@@ -260,7 +286,7 @@ async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
                 if piece.thinking {
                     d.insert("reasoning".into(), json!(piece.text));
                 }
-                json!({ "index": 0, "delta": d, "finish_reason": null })
+                chunk_choice(d, p.chunk_logprobs(i))
             } else {
                 json!({ "text": piece.text, "index": 0, "finish_reason": null })
             }
@@ -271,7 +297,7 @@ async fn run(st: Arc<Shared>, body: Bytes, chat: bool) -> Response {
             }
             d.insert("content".into(), json!(""));
             d.insert("tool_calls".into(), json!(openai_calls(p)));
-            json!({ "index": 0, "delta": d, "finish_reason": null })
+            chunk_choice(d, p.chunk_logprobs(i))
         } else if i == n + calls {
             let last = if chat {
                 json!({ "index": 0, "delta": {}, "finish_reason": finish(p) })

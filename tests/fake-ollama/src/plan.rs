@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Shared;
 use crate::catalog::{CAP_THINKING, CAP_TOOLS, Model};
+use crate::logprobs;
 use crate::runaway;
 use crate::schema;
 use crate::wire::{ApiError, go_quote};
@@ -40,6 +41,8 @@ pub struct Input {
     pub think: Option<Value>,
     pub options: Map<String, Value>,
     pub keep_alive_zero: bool,
+    /// `Some(top_logprobs)` when the request asked for `logprobs`.
+    pub logprobs: Option<usize>,
     /// The request body as received (for the `echo` model).
     pub raw: Value,
 }
@@ -64,6 +67,9 @@ pub struct Plan {
     pub no_done: bool,
     pub prompt_tokens: u64,
     pub started: Instant,
+    /// The `logprobs` of each streamed chunk (each piece, then the tool calls); empty when
+    /// the request did not ask for them.
+    pub logprobs: Vec<Vec<Value>>,
 }
 
 impl Plan {
@@ -83,6 +89,14 @@ impl Plan {
             .filter(|p| p.thinking)
             .map(|p| p.text.as_str())
             .collect()
+    }
+    /// The `logprobs` of streamed chunk `i` (empty when not asked for or none).
+    pub fn chunk_logprobs(&self, i: usize) -> &[Value] {
+        self.logprobs.get(i).map_or(&[], Vec::as_slice)
+    }
+    /// The `logprobs` of the whole answer: every chunk's, in order.
+    pub fn all_logprobs(&self) -> Vec<Value> {
+        self.logprobs.iter().flatten().cloned().collect()
     }
 }
 
@@ -177,6 +191,7 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
         no_done: false,
         prompt_tokens: prompt_tokens(input),
         started,
+        logprobs: Vec::new(),
     };
     match plan.model.base() {
         "slow-first-byte" => plan.first_byte = Duration::from_millis(st.slow_ms),
@@ -188,7 +203,16 @@ pub fn prepare(st: &Shared, input: &Input, is_chat: bool) -> Result<Prepared, Ap
         }
         _ => {}
     }
+    let unsure = st.unsure.spans_for(&plan.model.name);
     fill(st, input, format.as_ref(), &mut plan);
+    if let Some(top) = input.logprobs {
+        let calls = logprobs::calls_text(&plan.tool_calls);
+        let mut texts: Vec<&str> = plan.pieces.iter().map(|p| p.text.as_str()).collect();
+        if !plan.tool_calls.is_empty() {
+            texts.push(&calls);
+        }
+        plan.logprobs = logprobs::for_chunks(&texts, &unsure, top);
+    }
     Ok(Prepared::Run(Box::new(plan)))
 }
 

@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::catalog::Model;
 use crate::native::{paced_body, whole};
 use crate::plan::{self, Input, Plan, Prepared};
+pub use crate::wire::go_float;
 use crate::wire::{self, ApiError, JSON, JSON_UTF8, SSE, go_json, respond};
 use crate::{Shared, faults, lock};
 
@@ -131,15 +132,6 @@ pub fn go_any(v: Value) -> Value {
     }
 }
 
-/// A `float64` as Go prints it (integral values without a fraction).
-pub fn go_float(f: f64) -> Value {
-    if f.fract() == 0.0 && f.abs() < 9.0e18 {
-        Value::from(f as i64)
-    } else {
-        Value::from(f)
-    }
-}
-
 /// One chunk of a streamed chat answer, in the order `/api/chat` writes them: the pieces
 /// (thinking or content), then the tool calls in one chunk, then the done chunk.
 pub enum Step<'a> {
@@ -177,6 +169,7 @@ impl Plan {
             no_done: false,
             prompt_tokens: 0,
             started: Instant::now(),
+            logprobs: Vec::new(),
         }
     }
 

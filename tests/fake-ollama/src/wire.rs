@@ -58,6 +58,15 @@ pub fn go_escape(v: Vec<u8>) -> Vec<u8> {
     out
 }
 
+/// A `float64` as Go prints it (integral values without a fraction).
+pub fn go_float(f: f64) -> serde_json::Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e18 {
+        serde_json::Value::from(f as i64)
+    } else {
+        serde_json::Value::from(f)
+    }
+}
+
 /// Go's `time.Now().UTC()` marshalled as JSON: RFC 3339 with nanoseconds, trailing zeros
 /// trimmed (the fraction disappears entirely when it is zero), `Z` suffix.
 pub fn go_time(t: time::OffsetDateTime) -> String {
