@@ -2,8 +2,11 @@
 //! probabilities (Ollama's `logprobs`).
 //!
 //! Only the tokens that carry the model's choices count: for a tool call,
-//! the tool's name and each argument's value (keys and punctuation are
-//! the grammar's, or the call syntax's); for a plain answer, its words.
+//! each argument's value (keys and punctuation are the grammar's, or the
+//! call syntax's; an emulated call's name is an enum the grammar narrows,
+//! and a token a grammar forces reports the model's unconstrained
+//! probability, often near zero: it counts only for a call without
+//! arguments; a native call's name counts); for a plain answer, its words.
 //! Each set of tokens gives several signals ([`Score`]): the least likely
 //! token's probability (`min`), the geometric mean probability (`mean`),
 //! and how many tokens were below even odds (`unsure`), with the weakest
@@ -144,8 +147,13 @@ pub(crate) fn of_envelope(tokens: &Tokens) -> Option<Confidence> {
     for name in leaves.iter().filter(|l| is_call_name(&l.path)) {
         let call = &name.path[..name.path.len() - 1];
         let values = leaves.iter().filter(|l| under(&l.path, call, "arguments"));
-        let spans = std::iter::once(name).chain(values);
-        let Some(score) = Score::of(spans.flat_map(|l| tokens.within(l.start, l.end))) else {
+        // The name is an enum the grammar narrows: past its first token
+        // the grammar chooses, and a forced token reports the model's
+        // unconstrained probability. Values decide; a call without any is
+        // scored by its name.
+        let scored = Score::of(values.flat_map(|l| tokens.within(l.start, l.end)))
+            .or_else(|| Score::of(tokens.within(name.start, name.end)));
+        let Some(score) = scored else {
             continue;
         };
         let text = tokens.text().unwrap_or_default();

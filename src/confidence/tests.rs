@@ -23,17 +23,17 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 #[test]
-fn an_emulated_call_is_scored_by_its_name_and_values_only() {
-    // Keys and punctuation are unsure (the grammar forced them, whatever
-    // the model wanted): they do not count.
+fn an_emulated_call_is_scored_by_its_values_only() {
+    // Keys, punctuation and the name's tokens are unsure (the grammar
+    // forced them, whatever the model wanted): they do not count.
     let t = tokens(&[
         ("{\"", 0.01),
         ("tool_call", 0.02),
         ("\":{\"", 0.01),
         ("name", 0.02),
         ("\":\"", 0.01),
-        ("get", 0.99),
-        ("_weather", 0.98),
+        ("get", 0.001),
+        ("_weather", 0.02),
         ("\",\"", 0.03),
         ("arguments", 0.01),
         ("\":{\"", 0.01),
@@ -51,9 +51,9 @@ fn an_emulated_call_is_scored_by_its_name_and_values_only() {
     assert_eq!(s.weakest.token, "Par");
     assert_eq!(s.weakest.alternatives[1].0, "x");
     assert_eq!(s.unsure, 1);
-    // get, _weather, Par, is.
-    assert_eq!(s.tokens, 4);
-    let mean = (0.99f64.ln() + 0.98f64.ln() + 0.4f64.ln() + 0.9f64.ln()) / 4.0;
+    // Par, is: the name's tokens are the grammar's.
+    assert_eq!(s.tokens, 2);
+    let mean = (0.4f64.ln() + 0.9f64.ln()) / 2.0;
     assert!(close(s.mean, mean.exp()), "{s:?}");
 }
 
@@ -181,4 +181,16 @@ fn an_empty_value_is_scored_by_the_quote_that_closed_it() {
     let c = of_envelope(&t).unwrap();
     assert!(close(c.answer.min, 0.3), "{:?}", c.answer);
     assert_eq!(c.calls[0].name, "f");
+}
+
+#[test]
+fn a_call_without_arguments_is_scored_by_its_name() {
+    let t = tokens(&[
+        ("{\"tool_call\":{\"name\":\"", 0.01),
+        ("now", 0.7),
+        ("\",\"arguments\":{}}}", 0.01),
+    ]);
+    let c = of_envelope(&t).unwrap();
+    assert_eq!(c.calls[0].name, "now");
+    assert!(close(c.answer.min, 0.7));
 }

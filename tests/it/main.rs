@@ -34,6 +34,7 @@ mod auth;
 mod binary;
 mod bypass;
 mod concurrency;
+mod confidence;
 mod docs;
 mod exhaustion;
 mod fair_queue;

@@ -170,6 +170,9 @@ async fn ask_all(live: &Live, cases: &[Case]) -> Vec<String> {
                 expected.repaired = None;
                 match got {
                     _ if status != 200 => harmed.push(format!("{what}: status {status}: {text}")),
+                    _ if text.contains("\"logprob\"") => {
+                        harmed.push(format!("{what}: token probabilities the client did not ask for"))
+                    }
                     Err(e) => harmed.push(format!("{what}: unreadable answer: {e}")),
                     Ok(a) if a != expected || repaired.is_some() || calls != 1 => {
                         harmed.push(format!(
@@ -258,6 +261,32 @@ async fn the_small_model_rules_are_an_opt_in_that_can_change_right_answers() {
             eprintln!("  {lang}: {n} of {of}");
         }
         assert!(!changed.is_empty(), "the small-model rules changed nothing");
+    })
+    .await;
+}
+
+/// `tools.small_model: auto` on a perfect model that is sure of its right
+/// answers (the fake's tokens are confident): every answer comes back
+/// unchanged, in one upstream call, on every surface, whole and streamed,
+/// in every language; and the probabilities asked for never reach the
+/// client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_model_auto_leaves_a_confident_right_answer_unchanged() {
+    bounded(300, async {
+        let cases = load_cases();
+        let policy = "models:\n  \"perfect*\":\n    tools: {small_model: auto}\n";
+        let live = Live::with_fake(perfect_upstream(&cases).await, policy).await;
+        let harmed = ask_all(&live, &cases).await;
+        let total = cases.len() * VARIANTS;
+        assert!(
+            harmed.is_empty(),
+            "{} of {total} answers changed:\n{}",
+            harmed.len(),
+            harmed.join("\n")
+        );
+        assert_eq!(live.fake.requests("/api/chat"), total as u64);
+        let sent = live.fake.last_json("/api/chat").unwrap();
+        assert_eq!(sent["logprobs"], true, "the probabilities were asked for");
     })
     .await;
 }
