@@ -56,6 +56,11 @@ impl Probs {
         (Some(c), below)
     }
 
+    /// Whether a confidence of `min` is below this policy's threshold.
+    pub(crate) fn is_low_value(&self, min: f64) -> bool {
+        self.policy.is_some_and(|p| min < p.threshold.get())
+    }
+
     /// Whether `c` is below this policy's threshold.
     pub(crate) fn is_low(&self, c: Option<&Confidence>) -> bool {
         match (self.policy, c) {

@@ -377,3 +377,57 @@ async fn an_upstream_without_probabilities_is_unknown() {
     );
     assert_eq!(after - before, 1.0);
 }
+
+/// A streamed tool call is held until complete anyway: one the model was
+/// unsure of, before anything went out, goes to the fallback model, whose
+/// answer streams instead; a retry works the same way.
+#[tokio::test]
+async fn a_streamed_unsure_call_goes_to_the_fallback_or_is_retried() {
+    let policy = "models:\n  \"small\":\n    fallback: {models: [big], when: {confidence_below: 0.78}}\n  \
+                  \"m\":\n    confidence: {threshold: 0.6}\n    validate: {on_low_confidence: retry}\n";
+    let fake = FakeOllama::builder()
+        .script("small", vec![weather_call("Zurch")])
+        .script("big", vec![weather_call("Zurich")])
+        .unsure("small", &[("Zurch", 0.3)])
+        .script("m", vec![weather_call("Zurch"), weather_call("Zurich")])
+        .start()
+        .await;
+    let live = Live::with_fake(fake, policy).await;
+    let city = |text: &str| {
+        let calls: Vec<Value> = common::tool_calls(&ndjson(text))
+            .into_iter()
+            .cloned()
+            .collect();
+        assert_eq!(calls.len(), 1, "{text}");
+        calls[0]["function"]["arguments"]["city"].clone()
+    };
+    let body = |model: &str| {
+        surfaces::request(
+            Surface::Ollama,
+            model,
+            &[tool_turns::weather_tool()],
+            &messages("Weather in Zurich?"),
+            true,
+        )
+    };
+    let text = ask(&live, Surface::Ollama, &body("small"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(city(&text), "Zurich", "{text}");
+    let done = ndjson(&text).last().cloned().unwrap();
+    assert_eq!(done["augur_fallback"], "low_confidence", "{done}");
+    assert_eq!(done["augur_model"], "big", "{done}");
+    assert_eq!(done["augur_confidence"], 0.99, "{done}");
+
+    live.fake.push_unsure("m", &[("Zurch", 0.1)]);
+    live.fake.push_unsure("m", &[]);
+    let text = ask(&live, Surface::Ollama, &body("m"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(city(&text), "Zurich", "{text}");
+    assert_eq!(live.fake.requests("/api/chat"), 4);
+}

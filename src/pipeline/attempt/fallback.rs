@@ -216,15 +216,65 @@ impl Job {
         &self,
         tx: &mpsc::Sender<Item>,
         sent_thinking: bool,
-        mut text: String,
+        text: String,
         lines: &mut Lines,
-        mut last: Option<Value>,
+        last: Option<Value>,
     ) -> Result<(), ProxyError> {
         if self.validate.max_retries > 0 || tx.is_closed() {
             return self
                 .stream_complete(self.route, tx, sent_thinking, None)
                 .await;
         }
+        let completed = self.read_to_end(text, lines, last).await?;
+        let outcome = screen_calls::after_complete(self, completed).await;
+        let whole = self.conclude(outcome).await?;
+        self.send_whole(self.route, tx, sent_thinking, whole).await
+    }
+
+    /// A streamed answer the model was unsure of (a call below the
+    /// threshold) before anything of it was sent: read to its end and
+    /// scored, it is this model's attempt, asked again
+    /// (`on_low_confidence: retry`) or passed to the fallback models as
+    /// the policy says, and the answer goes out whole.
+    pub(crate) async fn stream_unsure(
+        &self,
+        tx: &mpsc::Sender<Item>,
+        sent_thinking: bool,
+        (text, lines, last): (String, &mut Lines, Option<Value>),
+    ) -> Result<(), ProxyError> {
+        let completed = self.read_to_end(text, lines, last).await?;
+        let mut completed = self.scored(completed);
+        if completed.confidence.is_none() {
+            // The stream's own tokens, when the done chunk carried none.
+            let tokens = lines.tokens();
+            let calls = &completed.interp.calls;
+            completed.confidence = confidence::score_stream(&self.expect, tokens, calls);
+        }
+        let outcome = super::doubt::after_scored(self, completed).await;
+        let whole = self.conclude(outcome).await?;
+        self.send_whole(self.route, tx, sent_thinking, whole).await
+    }
+
+    /// Whether a streamed call this unsure (`min`) is acted on before it
+    /// goes out: a fallback on low confidence, or a retry, is configured.
+    pub(crate) fn acts_on_unsure_call(&self, min: f64) -> bool {
+        let retry = self.validate.on_low_confidence == crate::policy::OnLowConfidence::Retry
+            && self.ctx.probs.is_low_value(min);
+        let fall = self
+            .fallback
+            .as_ref()
+            .is_some_and(|c| c.falls_back_below(self.position, min));
+        retry || fall
+    }
+
+    /// The rest of a stream read (`text` so far, `last`: its done chunk
+    /// if it came), taken as one attempt.
+    async fn read_to_end(
+        &self,
+        mut text: String,
+        lines: &mut Lines,
+        mut last: Option<Value>,
+    ) -> Result<Completed, ProxyError> {
         let mut model = Value::Null;
         while last.is_none() {
             let Some(chunk) = lines.next().await.transpose()? else {
@@ -240,16 +290,13 @@ impl Job {
         let response = last.unwrap_or_else(
             || json!({"model": model, "created_at": crate::wire::created_at_now(), "done": false}),
         );
-        let completed = retry_loop::streamed(
+        Ok(retry_loop::streamed(
             response,
             &text,
             &self.expect,
             &self.validators,
             &self.validate,
-        );
-        let outcome = screen_calls::after_complete(self, completed).await;
-        let whole = self.conclude(outcome).await?;
-        self.send_whole(self.route, tx, sent_thinking, whole).await
+        ))
     }
 
     /// This job for fallback `entry` of `chain` (as written, normalized),

@@ -161,6 +161,12 @@ impl Chain {
         (self.on.upstream_error && e.is_upstream_failure()).then_some(Reason::UpstreamError)
     }
 
+    /// Whether an answer this unsure (`min`) would be answered by a model
+    /// after `position`.
+    pub(crate) fn falls_back_below(&self, position: usize, min: f64) -> bool {
+        position < self.models.len() && self.below.is_some_and(|b| min < b)
+    }
+
     /// Whether an answer failing validation (or cut) would be answered
     /// by a model after `position`.
     pub(crate) fn takes_invalid(&self, position: usize) -> bool {

@@ -288,6 +288,14 @@ impl Pump<'_> {
         if self.gate.admit(self.screen, self.set, &call) != Admit::Send {
             return ControlFlow::Continue(());
         }
+        // The first call the model was unsure of, before anything went
+        // out: the policy's retry or fallback answers instead.
+        if !self.p.sent_anything && self.unsure_of_last_call() {
+            let raw = std::mem::take(&mut self.p.raw);
+            let (job, tx, lines) = (self.job, self.tx, &mut self.lines);
+            let rest = (raw, lines, last.cloned());
+            return ControlFlow::Break(job.stream_unsure(tx, self.p.sent_thinking, rest).await);
+        }
         // Held calls go out after all: checked in full now.
         let mut released = Vec::new();
         for held in self.gate.take_unrelated() {
@@ -299,6 +307,18 @@ impl Pump<'_> {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Whether the call just completed is one the model was unsure of and
+    /// the policy acts on (a streamed call is held until complete anyway).
+    fn unsure_of_last_call(&self) -> bool {
+        if self.job.ctx.probs.policy.is_none() {
+            return false;
+        }
+        let scored = crate::confidence::of_envelope(self.lines.tokens());
+        scored
+            .and_then(|c| c.calls.last().map(|call| call.score.min))
+            .is_some_and(|min| self.job.acts_on_unsure_call(min))
     }
 
     /// A call validated (and repaired); one that fails goes to the
