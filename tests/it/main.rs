@@ -74,6 +74,7 @@ mod tls;
 mod token_budgets;
 mod tool_grounding;
 mod tool_guard;
+mod tool_guard_reading;
 mod tool_loops;
 mod tool_placeholders;
 mod tool_policies;
