@@ -324,3 +324,26 @@ async fn more_names_than_are_resolved_refuse_the_call() {
         .await;
     assert!(v.blocked(), "{v:?}");
 }
+
+/// A key that a case-blind reader (Go, .NET) takes for the rule's is
+/// checked too.
+#[test]
+fn keys_that_differ_only_in_case_are_checked_too() {
+    let g =
+        guard("rules:\n  - id: ssrf\n    pointer: /target/url\n    url: {block_private: true}\n");
+    for args in [
+        json!({"target": {"url": "https://example.com/", "URL": "http://127.0.0.1/"}}),
+        json!({"TARGET": {"Url": "http://127.0.0.1/"}}),
+        json!({"target": {"\u{17f}url": "x", "ur\u{212a}": "y", "uRl": "http://10.0.0.1/"}}),
+    ] {
+        assert!(g.judge("fetch", &args).blocked(), "{args}");
+    }
+    assert!(
+        g.judge(
+            "fetch",
+            &json!({"target": {"url": "https://example.com/", "urls": "http://127.0.0.1/"}})
+        )
+        .findings
+        .is_empty()
+    );
+}

@@ -101,9 +101,11 @@ fn collect<'a>(
                 collect(x, rest, &format!("{at}/{}", escape(k)), out, more);
             }
         }
+        // Go's and .NET's readers match keys without regard to case: a
+        // `URL` beside `url` may be the one the client reads.
         Value::Object(m) => {
-            if let Some(x) = m.get(seg) {
-                collect(x, rest, &format!("{at}/{}", escape(seg)), out, more);
+            for (k, x) in m.iter().filter(|(k, _)| same_key(k, seg)) {
+                collect(x, rest, &format!("{at}/{}", escape(k)), out, more);
             }
         }
         Value::Array(a) if seg == "*" => {
@@ -118,6 +120,29 @@ fn collect<'a>(
         }
         _ => {}
     }
+}
+
+/// Whether key `k` is `seg` to a reader that matches keys as Go's
+/// `encoding/json` does (Unicode simple case folding: `URL`, `Url` and
+/// `\u{212a}ey` are `url` and `key`).
+fn same_key(k: &str, seg: &str) -> bool {
+    fn fold(c: char) -> char {
+        match c {
+            '\u{212a}' => 'k',
+            '\u{17f}' => 's',
+            '\u{3c2}' => '\u{3c3}',
+            c => {
+                let mut lower = c.to_lowercase();
+                match (lower.next(), lower.next()) {
+                    (Some(l), None) => l,
+                    _ => c,
+                }
+            }
+        }
+    }
+    k == seg
+        || (k.chars().count() == seg.chars().count()
+            && k.chars().map(fold).eq(seg.chars().map(fold)))
 }
 
 /// What is wrong with `value` under `check`, if anything.

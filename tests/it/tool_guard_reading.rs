@@ -170,6 +170,17 @@ async fn arguments_no_reader_reads_alike_are_refused() {
             whole.3
         );
     }
+    // Go's and .NET's readers take `URL` for `url`.
+    let live = native(
+        "fetch_url",
+        json!({"url": "https://api.example.com/", "URL": "http://secret-host/"}),
+    )
+    .await;
+    refused(
+        &everywhere(&live, "native", "Go").await,
+        "fetch_url",
+        "secret-host",
+    );
     let good = r#"{"url": "https://api.example.com/v1"}"#;
     let live = native("fetch_url", json!(good)).await;
     let answers = everywhere(&live, "native", "Go").await;
