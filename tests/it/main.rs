@@ -52,6 +52,7 @@ mod genai_metrics;
 mod hung_upstream;
 mod length;
 mod listing_faults;
+mod log_lines;
 mod messages;
 mod native_tools;
 mod perfect_model;
