@@ -7,7 +7,7 @@ use tokio::net::TcpListener;
 
 use augur::{
     app::{self, AppState},
-    config::{Cli, Config, LogFormat},
+    config::{Cli, Config},
     policy::PolicyStore,
     telemetry::otel::TraceError,
     tls::ServerTls,
@@ -117,7 +117,7 @@ fn load_tls(config: &Config) -> Result<Tls, augur::tls::TlsError> {
 /// The log output, and the trace exporter when traces are configured
 /// (returned, to be flushed at exit).
 fn init_tracing(config: &Config) -> Result<Option<SdkTracerProvider>, TraceError> {
-    use tracing_subscriber::{Layer, layer::SubscriberExt, util::SubscriberInitExt};
+    use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt};
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log_level));
     // Trace spans are for the exporter, not the log.
@@ -125,17 +125,7 @@ fn init_tracing(config: &Config) -> Result<Option<SdkTracerProvider>, TraceError
         Ok(off) => filter.add_directive(off),
         Err(_) => filter,
     };
-    // Colours only for a terminal, and not when NO_COLOR is set
-    // (https://no-color.org): a log file holds no escape codes.
-    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let fmt = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(colour);
-    let fmt = match config.log_format {
-        LogFormat::Json => fmt.json().with_filter(filter).boxed(),
-        LogFormat::Text => fmt.with_filter(filter).boxed(),
-    };
+    let fmt = augur::telemetry::log::layer(config.log_format, filter);
     let provider = config
         .traces
         .as_ref()
@@ -144,7 +134,8 @@ fn init_tracing(config: &Config) -> Result<Option<SdkTracerProvider>, TraceError
     let traces = provider.as_ref().map(augur::telemetry::otel::layer);
     tracing_subscriber::registry().with(fmt).with(traces).init();
     if let Some(t) = &config.traces {
-        tracing::info!(endpoint = %t.endpoint, queue = t.queue_size, "exporting traces");
+        let endpoint = augur::wire::redact::without_userinfo(&t.endpoint);
+        tracing::info!(%endpoint, queue = t.queue_size, "exporting traces");
     }
     Ok(provider)
 }
@@ -197,7 +188,11 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
         upstreams = %config
             .upstreams
             .iter()
-            .map(|u| format!("{}={}", u.name, u.url))
+            .map(|u| format!(
+                "{}={}",
+                u.name,
+                augur::wire::redact::without_userinfo(&u.url.to_string())
+            ))
             .collect::<Vec<_>>()
             .join(","),
         open_files = open_files.map_or_else(|| "unlimited".to_string(), |n| n.to_string()),

@@ -2,6 +2,7 @@
 //! prefix of the shared store's keys (`limits.key_prefix`).
 
 use super::ConfigError;
+use crate::wire::redact::{redact_urls, without_userinfo};
 
 /// Where request rate limits and token budgets are kept.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -21,8 +22,8 @@ pub(super) fn parse_limit_store(value: &str) -> Result<LimitStore, ConfigError> 
         return Ok(LimitStore::Memory);
     }
     let err = |message: String| ConfigError::LimitStore {
-        value: value.to_string(),
-        message,
+        value: without_userinfo(value),
+        message: redact_urls(&message).into_owned(),
     };
     let scheme = value.split("://").next().unwrap_or_default();
     let schemes = [

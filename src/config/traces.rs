@@ -6,6 +6,7 @@ use std::{collections::BTreeMap, time::Duration};
 use serde::Deserialize;
 
 use super::ConfigError;
+use crate::wire::redact::without_userinfo;
 
 /// The OTLP/HTTP path of traces under a base endpoint.
 const TRACES_PATH: &str = "/v1/traces";
@@ -94,7 +95,10 @@ fn with_traces_path(base: &str) -> String {
 }
 
 fn check_endpoint(endpoint: &str) -> Result<(), ConfigError> {
-    let err = |message: &str| ConfigError::Traces(format!("endpoint {endpoint:?}: {message}"));
+    let err = |message: &str| {
+        let endpoint = without_userinfo(endpoint);
+        ConfigError::Traces(format!("endpoint {endpoint:?}: {message}"))
+    };
     let uri: http::Uri = endpoint.parse().map_err(|_| err("not a URL"))?;
     match uri.scheme_str() {
         Some("http") if uri.host().is_some() => Ok(()),

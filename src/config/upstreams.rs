@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::ConfigError;
+use crate::wire::redact::without_userinfo;
 
 /// Most upstreams one augur forwards to (each has its own connection pool,
 /// health probe and metric labels).
@@ -210,19 +211,6 @@ fn parse_url(url: &str) -> Result<http::Uri, ConfigError> {
         Some(_) => {}
     }
     Ok(uri)
-}
-
-/// `url` with anything before an `@` in its authority replaced by `***`,
-/// for error messages.
-fn without_userinfo(url: &str) -> String {
-    let start = url.find("://").map_or(0, |i| i + 3);
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    match url[start..end].rfind('@') {
-        Some(at) => format!("{}***{}", &url[..start], &url[start + at..]),
-        None => url.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -3,14 +3,15 @@
 
 use serde_json::Value;
 
-use super::rules::{Action, Check, Guard, Risk, Rule, UrlRule};
-use super::ssrf::{Reach, classify_url};
+use super::{
+    arguments::Arguments,
+    rules::{Action, Check, Guard, Risk, Rule},
+    ssrf::{Reach, classify_url},
+    values::{Fault, UNREADABLE_ARGUMENTS, faults, found},
+};
 
 /// Most names resolved for one call.
 pub(crate) const MAX_RESOLVED: usize = 8;
-
-/// Most values one rule's pointer collects from one call.
-const MAX_MATCHES: usize = 1024;
 
 /// One rule a call broke.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,17 +51,22 @@ impl Guard {
             && self.allow.as_ref().is_none_or(|a| a.is_match(name))
     }
 
-    /// [`Guard::judge`], and then, for `url` rules that ask for it, the
-    /// names in the call's URLs resolved (at most [`MAX_RESOLVED`] per
-    /// call, each within the rule's time): a name that resolves inside
-    /// the network, or does not resolve in time, breaks the rule.
-    pub async fn judge_resolving(&self, name: &str, arguments: &Value) -> Verdict {
+    /// [`Guard::judge`] of the arguments as the client will read them
+    /// (see [`super::arguments`]), and then, for `url` rules that ask for
+    /// it, the names in the call's URLs resolved (at most
+    /// [`MAX_RESOLVED`] per call, each within the rule's time): a name
+    /// that resolves inside the network, or does not resolve in time,
+    /// breaks the rule. Arguments no reader reads alike break
+    /// [`UNREADABLE_ARGUMENTS`] when a rule would read them.
+    pub async fn judge_resolving(&self, name: &str, arguments: &Arguments) -> Verdict {
+        let arguments = match arguments {
+            Arguments::Read(v) => v,
+            Arguments::Unreadable { why, .. } => return self.judge_unreadable(name, why),
+        };
         let mut verdict = self.judge(name, arguments);
-        let mut resolved = 0;
-        for rule in &self.rules {
-            if rule.tool.as_ref().is_some_and(|t| !t.is_match(name))
-                || verdict.findings.iter().any(|f| f.rule == rule.id)
-            {
+        let mut names = Vec::new();
+        for rule in self.rules_for(name) {
+            if verdict.findings.iter().any(|f| f.rule == rule.id) {
                 continue;
             }
             let Some(timeout) = rule.checks.iter().find_map(|c| match c {
@@ -69,36 +75,58 @@ impl Guard {
             }) else {
                 continue;
             };
-            let mut values = Vec::new();
-            collect(arguments, &rule.pointer, "", &mut values);
-            for (at, value) in values {
-                let Some(Reach::Name(host)) = value.as_str().map(classify_url) else {
-                    continue;
-                };
-                resolved += 1;
-                let why = if resolved > MAX_RESOLVED {
-                    Some(format!("holds more than {MAX_RESOLVED} names to resolve"))
-                } else {
-                    match super::ssrf::resolve(&host, timeout).await {
-                        Reach::Inside(why) => Some(format!(
-                            "is a URL whose host resolves inside the network ({})",
-                            why.as_str()
-                        )),
-                        _ => None,
-                    }
-                };
-                if let Some(why) = why {
+            for (at, value) in found(arguments, &rule.pointer).0 {
+                if let Some(Reach::Name(host)) = value.as_str().map(classify_url) {
                     let at = if at.is_empty() { "/".to_string() } else { at };
-                    verdict.findings.push(Finding {
-                        rule: rule.id.clone(),
-                        action: rule.action,
-                        why: format!("`{name}` argument {at}: {why}"),
-                    });
-                    break;
+                    names.push((rule, timeout, at, host));
                 }
             }
         }
+        if names.len() > MAX_RESOLVED {
+            verdict.findings.push(Finding {
+                rule: UNREADABLE_ARGUMENTS.into(),
+                action: Action::Block,
+                why: format!("`{name}` holds more than {MAX_RESOLVED} names to resolve"),
+            });
+            return verdict;
+        }
+        for (rule, timeout, at, host) in names {
+            if verdict.findings.iter().any(|f| f.rule == rule.id) {
+                continue;
+            }
+            if let Reach::Inside(why) = super::ssrf::resolve(&host, timeout).await {
+                verdict.findings.push(Finding {
+                    rule: rule.id.clone(),
+                    action: rule.action,
+                    why: format!(
+                        "`{name}` argument {at}: is a URL whose host resolves inside the network ({})",
+                        why.as_str()
+                    ),
+                });
+            }
+        }
         verdict
+    }
+
+    /// The verdict on a call whose arguments cannot be read: its name
+    /// judged, and refused if any rule would read them.
+    fn judge_unreadable(&self, name: &str, why: &str) -> Verdict {
+        let mut verdict = self.judge_name(name);
+        if self.rules_for(name).next().is_some() {
+            verdict.findings.push(Finding {
+                rule: UNREADABLE_ARGUMENTS.into(),
+                action: Action::Block,
+                why: format!("`{name}` arguments are not JSON its readers agree on: {why}"),
+            });
+        }
+        verdict
+    }
+
+    /// The rules that apply to tool `name`.
+    fn rules_for<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Rule> + 'a {
+        self.rules
+            .iter()
+            .filter(move |r| r.tool.as_ref().is_none_or(|t| t.is_match(name)))
     }
 
     /// Write the `enum` rules for tool `name` into its parameters schema,
@@ -131,8 +159,27 @@ impl Guard {
         self.allow.is_none() && self.deny.is_none() && self.risk.is_empty() && self.rules.is_empty()
     }
 
-    /// Judge a call of tool `name` with `arguments`.
+    /// Judge a call of tool `name` with `arguments` (as read).
     pub fn judge(&self, name: &str, arguments: &Value) -> Verdict {
+        let mut verdict = self.judge_name(name);
+        for rule in self.rules_for(name) {
+            for (at, fault) in faults(rule, arguments) {
+                let (rule, action, why) = match fault {
+                    Fault::Breaks(why) => (rule.id.clone(), rule.action, why),
+                    Fault::Unjudged { rule, why } => (rule.to_string(), Action::Block, why),
+                };
+                verdict.findings.push(Finding {
+                    rule,
+                    action,
+                    why: format!("`{name}` argument {at}: {why}"),
+                });
+            }
+        }
+        verdict
+    }
+
+    /// The tool's risk, and whether its name is denied or not allowed.
+    fn judge_name(&self, name: &str) -> Verdict {
         let risk = self
             .risk
             .iter()
@@ -151,18 +198,6 @@ impl Guard {
                 action: Action::Block,
                 why: format!("the tool `{name}` may not be called"),
             });
-        }
-        for rule in &self.rules {
-            if rule.tool.as_ref().is_some_and(|t| !t.is_match(name)) {
-                continue;
-            }
-            if let Some(why) = broken(rule, arguments) {
-                findings.push(Finding {
-                    rule: rule.id.clone(),
-                    action: rule.action,
-                    why: format!("`{name}` {why}"),
-                });
-            }
         }
         Verdict { risk, findings }
     }
@@ -184,188 +219,6 @@ fn schema_at<'a>(schema: &'a mut Value, pointer: &[String]) -> Option<&'a mut Va
         schema.get_mut("properties")?.get_mut(seg.as_str())?
     };
     schema_at(next, rest)
-}
-
-/// What `rule` finds wrong with `arguments`, if anything.
-fn broken(rule: &Rule, arguments: &Value) -> Option<String> {
-    let mut values = Vec::new();
-    collect(arguments, &rule.pointer, "", &mut values);
-    for (at, value) in values {
-        for check in &rule.checks {
-            if let Some(why) = fails(check, value) {
-                let at = if at.is_empty() { "/".to_string() } else { at };
-                return Some(format!("argument {at}: {why}"));
-            }
-        }
-    }
-    None
-}
-
-/// The values at `pointer` (with `*` segments) under `v`, with where
-/// each was found.
-fn collect<'a>(v: &'a Value, pointer: &[String], at: &str, out: &mut Vec<(String, &'a Value)>) {
-    if out.len() >= MAX_MATCHES {
-        return;
-    }
-    let Some((seg, rest)) = pointer.split_first() else {
-        out.push((at.to_string(), v));
-        return;
-    };
-    let escape = |k: &str| k.replace('~', "~0").replace('/', "~1");
-    match v {
-        Value::Object(m) if seg == "*" => {
-            for (k, x) in m {
-                collect(x, rest, &format!("{at}/{}", escape(k)), out);
-            }
-        }
-        Value::Object(m) => {
-            if let Some(x) = m.get(seg) {
-                collect(x, rest, &format!("{at}/{}", escape(seg)), out);
-            }
-        }
-        Value::Array(a) if seg == "*" => {
-            for (i, x) in a.iter().enumerate() {
-                collect(x, rest, &format!("{at}/{i}"), out);
-            }
-        }
-        Value::Array(a) => {
-            if let Some(x) = seg.parse::<usize>().ok().and_then(|i| a.get(i)) {
-                collect(x, rest, &format!("{at}/{seg}"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Why `value` fails `check`, if it does.
-fn fails(check: &Check, value: &Value) -> Option<String> {
-    let text = value.as_str();
-    match check {
-        Check::Enum(allowed) => {
-            (!allowed.contains(value)).then(|| "is not one of the allowed values".into())
-        }
-        Check::Pattern(re) => match text {
-            Some(s) if re.is_match(s) => None,
-            _ => Some(format!("does not match {}", re.as_str())),
-        },
-        Check::Minimum(n) => match value.as_f64() {
-            Some(x) if x >= *n => None,
-            _ => Some(format!("must be a number of at least {n}")),
-        },
-        Check::Maximum(n) => match value.as_f64() {
-            Some(x) if x <= *n => None,
-            _ => Some(format!("must be a number of at most {n}")),
-        },
-        Check::MaxLength(n) => match text {
-            Some(s) if s.chars().count() <= *n => None,
-            Some(_) => Some(format!("is longer than {n} characters")),
-            None => Some("must be a string".into()),
-        },
-        Check::PathPrefix(prefixes) => match text.and_then(normal_path) {
-            Some(p) if prefixes.iter().any(|pre| under(&p, pre)) => None,
-            _ => Some(format!("is not a path under {}", prefixes.join(", "))),
-        },
-        Check::Url(rule) => match text {
-            Some(s) => url_fails(rule, s),
-            None => Some("must be a URL".into()),
-        },
-    }
-}
-
-/// Whether normalized path `p` is `prefix` or under it.
-fn under(p: &str, prefix: &str) -> bool {
-    let prefix = prefix.trim_end_matches('/');
-    prefix.is_empty() || p == prefix || p.starts_with(&format!("{prefix}/"))
-}
-
-/// An absolute path with percent-escapes decoded, `\` read as `/`, empty
-/// and `.` segments dropped and `..` applied; `None` when it is not
-/// absolute, climbs above the root, or holds a NUL.
-fn normal_path(text: &str) -> Option<String> {
-    let decoded = percent_decode(text)?;
-    let slashed = decoded.replace('\\', "/");
-    if !slashed.starts_with('/') || slashed.contains('\0') {
-        return None;
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in slashed.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
-}
-
-/// `text` with `%XX` decoded, repeatedly (a double-encoded `%252e` is a
-/// `.` to a server that decodes twice); `None` for invalid UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    let mut s = text.to_string();
-    for _ in 0..4 {
-        if !s.contains('%') {
-            break;
-        }
-        let b = s.as_bytes();
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
-        while i < b.len() {
-            let hex = |c: u8| (c as char).to_digit(16);
-            if b[i] == b'%'
-                && let (Some(h), Some(l)) = (
-                    b.get(i + 1).and_then(|c| hex(*c)),
-                    b.get(i + 2).and_then(|c| hex(*c)),
-                )
-            {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            } else {
-                out.push(b[i]);
-                i += 1;
-            }
-        }
-        let next = String::from_utf8(out).ok()?;
-        if next == s {
-            break;
-        }
-        s = next;
-    }
-    Some(s)
-}
-
-fn url_fails(rule: &UrlRule, text: &str) -> Option<String> {
-    let reach = classify_url(text);
-    if rule.block_private
-        && let Reach::Inside(why) = reach
-    {
-        return Some(format!("is a URL inside the network ({})", why.as_str()));
-    }
-    let url = url::Url::parse(text).ok();
-    if let Some(schemes) = &rule.schemes {
-        let scheme = url
-            .as_ref()
-            .map(|u| u.scheme().to_string())
-            .unwrap_or_default();
-        if !schemes.contains(&scheme) {
-            return Some(format!("is not a URL of scheme {}", schemes.join(", ")));
-        }
-    }
-    if let Some(hosts) = &rule.hosts {
-        let host = match &reach {
-            Reach::Name(n) => n.clone(),
-            Reach::Public(ip) => ip.to_string(),
-            Reach::Inside(_) => url
-                .as_ref()
-                .and_then(|u| u.host_str().map(str::to_string))
-                .unwrap_or_default(),
-        };
-        if !hosts.is_match(&host) {
-            return Some("is a URL of a host the policy does not allow".into());
-        }
-    }
-    None
 }
 
 #[cfg(test)]

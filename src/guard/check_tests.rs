@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::guard::{RawGuard, compile};
+use crate::guard::{RawGuard, compile, read_arguments, values::MAX_MATCHES};
 
 fn guard(yaml: &str) -> Guard {
     let raw: RawGuard = yaml_serde::from_str(yaml).unwrap();
@@ -25,7 +25,7 @@ fn private_urls_are_blocked_and_public_ones_pass() {
     let g = guard("rules:\n  - id: ssrf\n    pointer: /url\n    url: {block_private: true}\n");
     for url in [
         "http://169.254.169.254/latest/meta-data/",
-        "http://0177.1/",
+        "http://0x7f.1/",
         "http://evil.com@127.0.0.1/",
         "http://[::ffff:10.0.0.1]/",
     ] {
@@ -101,7 +101,7 @@ async fn names_are_resolved_only_when_the_rule_asks() {
     let resolving = guard(
         "rules:\n  - id: ssrf\n    pointer: /url\n    url: {block_private: true, resolve: true, resolve_timeout_ms: 300}\n",
     );
-    let unresolvable = json!({"url": "https://no-such-host.invalid/x"});
+    let unresolvable = Arguments::Read(json!({"url": "https://no-such-host.invalid/x"}));
     assert!(
         plain
             .judge_resolving("fetch", &unresolvable)
@@ -116,14 +116,17 @@ async fn names_are_resolved_only_when_the_rule_asks() {
     // refused either way.
     assert!(
         resolving
-            .judge_resolving("fetch", &json!({"url": "http://8.8.8.8/"}))
+            .judge_resolving("fetch", &Arguments::Read(json!({"url": "http://8.8.8.8/"})))
             .await
             .findings
             .is_empty()
     );
     assert!(
         resolving
-            .judge_resolving("fetch", &json!({"url": "http://10.0.0.1/"}))
+            .judge_resolving(
+                "fetch",
+                &Arguments::Read(json!({"url": "http://10.0.0.1/"}))
+            )
             .await
             .blocked()
     );
@@ -197,4 +200,150 @@ fn bad_guards_are_refused_with_the_key_at_fault() {
     assert!(bad("rules:\n  - pointer: /x\n    enum: [1]\n    action: drop\n").contains("action"));
     assert!(bad("risk: {a: extreme}\n").contains("risk.a"));
     assert!(bad("deny: ['a[']\n").contains("deny"));
+}
+
+/// A URL its readers disagree on is refused under `ambiguous_url` by
+/// every `url` rule, whatever else the rule says and whatever its action.
+#[test]
+fn ambiguous_urls_are_refused_by_every_url_rule() {
+    let g = guard(
+        "rules:\n  - id: api\n    pointer: /url\n    url: {hosts: [api.example.com], block_private: false}\n    action: log\n",
+    );
+    let judge = |u: &str| g.judge("fetch", &json!({"url": u}));
+    assert!(
+        judge("https://api.example.com/v1/items")
+            .findings
+            .is_empty()
+    );
+    for url in [
+        "http://api.example.com\\@127.0.0.1/",
+        "https://api.example.com\\@evil.com/",
+        "http:api.example.com/",
+        "http://a@api.example.com@evil.com/",
+        "http://api.example.com%2f@evil.com/",
+    ] {
+        let v = judge(url);
+        assert!(v.blocked(), "{url}: {v:?}");
+        assert_eq!(v.findings[0].rule, "ambiguous_url", "{url}");
+        assert!(v.findings[0].why.contains("disagree"), "{v:?}");
+    }
+    let long = format!(
+        "https://api.example.com/{}",
+        "a".repeat(crate::guard::ssrf::MAX_URL)
+    );
+    let v = judge(&long);
+    assert!(
+        v.blocked() && v.findings[0].rule == "unreadable_arguments",
+        "{v:?}"
+    );
+}
+
+/// Past the bound of values one rule checks, the call is refused rather
+/// than passed with values unchecked: in an array and under `*` keys.
+#[test]
+fn values_past_the_bound_refuse_the_call() {
+    let g = guard(
+        "rules:\n  - id: ssrf\n    pointer: /urls/*\n    url: {block_private: true}\n    action: flag\n",
+    );
+    let public = |n: usize| vec![json!("https://example.com/"); n];
+    let mut urls = public(MAX_MATCHES);
+    assert!(g.judge("fetch", &json!({"urls": urls})).findings.is_empty());
+    urls.push(json!("http://169.254.169.254/"));
+    let v = g.judge("fetch", &json!({"urls": urls}));
+    assert!(v.blocked(), "{v:?}");
+    assert_eq!(v.findings[0].rule, "unreadable_arguments");
+    assert!(v.findings[0].why.contains("/urls/*"), "{v:?}");
+    let keys: serde_json::Map<String, serde_json::Value> = (0..=MAX_MATCHES)
+        .map(|i| (format!("k{i}"), json!("https://example.com/")))
+        .collect();
+    assert!(g.judge("fetch", &json!({"urls": keys})).blocked());
+}
+
+/// Arguments no reader reads alike refuse the call when a rule would read
+/// them; lenient readings are judged as the client reads them.
+#[tokio::test]
+async fn arguments_are_judged_as_the_client_reads_them() {
+    let g = guard(
+        "rules:\n  - id: ssrf\n    tool: fetch\n    pointer: /url\n    url: {block_private: true}\n  - id: qty\n    tool: give\n    pointer: /qty\n    maximum: 10\n",
+    );
+    let judge = |name: &'static str, text: &'static str| {
+        let args = read_arguments(Some(&json!(text)));
+        let g = g.clone();
+        async move { g.judge_resolving(name, &args).await }
+    };
+    let v = judge("fetch", r#"{"url": "http://169.254.169.254/", "n": NaN}"#).await;
+    assert_eq!(v.findings[0].rule, "ssrf", "{v:?}");
+    for qty in [
+        r#"{"qty": 1e400}"#,
+        r#"{"qty": Infinity}"#,
+        r#"{"qty": NaN}"#,
+    ] {
+        let v = judge("give", qty).await;
+        assert_eq!(v.findings[0].rule, "qty", "{qty}: {v:?}");
+    }
+    assert!(
+        judge("give", r#"{"qty": -Infinity}"#)
+            .await
+            .findings
+            .is_empty()
+    );
+    let v = judge(
+        "fetch",
+        r#"{"url": "https://example.com/", "url": "http://127.0.0.1/"}"#,
+    )
+    .await;
+    assert!(
+        v.blocked() && v.findings[0].rule == "unreadable_arguments",
+        "{v:?}"
+    );
+    assert!(
+        judge("fetch", "{'url': 'http://127.0.0.1/'}")
+            .await
+            .blocked()
+    );
+    assert!(
+        judge("other", "{'url': 'http://127.0.0.1/'}")
+            .await
+            .findings
+            .is_empty(),
+        "no rule reads another tool's arguments"
+    );
+    assert!(judge("fetch", "").await.findings.is_empty(), "no arguments");
+}
+
+#[tokio::test]
+async fn more_names_than_are_resolved_refuse_the_call() {
+    let g = guard(
+        "rules:\n  - id: ssrf\n    pointer: /urls/*\n    url: {resolve: true, resolve_timeout_ms: 10}\n    action: log\n",
+    );
+    let urls: Vec<String> = (0..=MAX_RESOLVED)
+        .map(|i| format!("https://{i}.localhost.example.invalid/"))
+        .collect();
+    let v = g
+        .judge_resolving("fetch", &Arguments::Read(json!({"urls": urls})))
+        .await;
+    assert!(v.blocked(), "{v:?}");
+}
+
+/// A key that a case-blind reader (Go, .NET) takes for the rule's is
+/// checked too.
+#[test]
+fn keys_that_differ_only_in_case_are_checked_too() {
+    let g =
+        guard("rules:\n  - id: ssrf\n    pointer: /target/url\n    url: {block_private: true}\n");
+    for args in [
+        json!({"target": {"url": "https://example.com/", "URL": "http://127.0.0.1/"}}),
+        json!({"TARGET": {"Url": "http://127.0.0.1/"}}),
+        json!({"target": {"\u{17f}url": "x", "ur\u{212a}": "y", "uRl": "http://10.0.0.1/"}}),
+    ] {
+        assert!(g.judge("fetch", &args).blocked(), "{args}");
+    }
+    assert!(
+        g.judge(
+            "fetch",
+            &json!({"target": {"url": "https://example.com/", "urls": "http://127.0.0.1/"}})
+        )
+        .findings
+        .is_empty()
+    );
 }

@@ -9,10 +9,9 @@
 //! `http://127.0.0.1#@evil.com` both go to 127.0.0.1.
 //!
 //! Other clients read some URLs differently (curl and Python's `urllib`
-//! take `\` as part of the authority, WHATWG as a `/`). A URL holding a
-//! character on which readers disagree (a `\`, whitespace or a control
-//! character anywhere, a `%` in the authority) is [`Inside::Ambiguous`]:
-//! refused rather than guessed.
+//! take `\` as part of the authority, WHATWG as a `/`). A URL its readers
+//! disagree on (see [`super::readers`]) is [`Inside::Ambiguous`]: refused
+//! rather than guessed.
 //!
 //! An address is inside when it is not a global unicast address: IPv4
 //! `0/8`, `10/8`, `100.64/10` (CGNAT, Alibaba's metadata), `127/8`,
@@ -98,13 +97,7 @@ pub fn classify_url(text: &str) -> Reach {
     if text.len() > MAX_URL {
         return Reach::Inside(Inside::Unreadable);
     }
-    if text
-        .chars()
-        .any(|c| c == '\\' || c.is_whitespace() || c.is_control())
-    {
-        return Reach::Inside(Inside::Ambiguous);
-    }
-    if authority(text).is_some_and(|a| a.contains('%')) {
+    if super::readers::ambiguity(text).is_some() {
         return Reach::Inside(Inside::Ambiguous);
     }
     let Ok(url) = url::Url::parse(text) else {
@@ -116,13 +109,6 @@ pub fn classify_url(text: &str) -> Reach {
         Some(url::Host::Domain(name)) => classify_name(name),
         None => Reach::Inside(Inside::Unreadable),
     }
-}
-
-/// The authority of `text` as written: after `scheme://`, up to the first
-/// `/`, `?` or `#`.
-fn authority(text: &str) -> Option<&str> {
-    let (_, rest) = text.split_once("//")?;
-    Some(rest.split(['/', '?', '#']).next().unwrap_or(rest))
 }
 
 /// Where a bare host argument goes (`example.com`, `10.0.0.1`, `[::1]`,

@@ -108,12 +108,9 @@ impl Tally {
         for call in calls.iter() {
             let f = call.get("function").unwrap_or(call);
             let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
-            let args = match f.get("arguments").cloned().unwrap_or(Value::Null) {
-                Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
-                other => other,
-            };
+            let args = crate::guard::read_arguments(f.get("arguments"));
             let verdict = guard.judge_resolving(name, &args).await;
-            keep.push(self.record(name, &args, &verdict, witness));
+            keep.push(self.record(name, args.shown(), &verdict, witness));
         }
         let mut kept = keep.into_iter();
         calls.retain(|_| kept.next().unwrap_or(false));

@@ -71,7 +71,14 @@ impl AuditLog {
         {
             obj.insert("arguments".into(), args.clone());
         }
+        // A tool name or argument holding U+2028 would break the line
+        // for some readers.
         let line = rec.to_string();
+        let escaped = match crate::wire::log_text::json_line(&line) {
+            std::borrow::Cow::Owned(escaped) => Some(escaped),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        let line = escaped.unwrap_or(line);
         if self
             .tx
             .try_send(Msg::Line {

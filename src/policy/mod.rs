@@ -55,7 +55,7 @@ mod load;
 pub(crate) mod model;
 mod nesting;
 pub(crate) mod raw;
-mod regular;
+pub(crate) mod regular;
 pub(crate) mod rules;
 mod schemas;
 mod scopes;

@@ -1,12 +1,13 @@
-//! Reading policy and `format` schema files without ever waiting on one.
+//! Reading policy, `format` schema and TLS certificate files without ever
+//! waiting on one.
 //!
 //! Only regular files are read (a symlink counts as what it points to): a
 //! FIFO, socket or device in the policies or schemas directory is refused
 //! with an error naming what it is, from its metadata alone, so it is
 //! never opened. The file is then opened non-blocking and checked again
 //! on the open descriptor (it may have been swapped in between), and read
-//! up to a bound. A reload therefore never hangs on a file, and the next
-//! edit applies as usual.
+//! up to a bound. A start or a reload therefore never hangs on a file,
+//! and the next edit applies as usual.
 
 use std::{
     fs::{File, FileType, Metadata},

@@ -8,11 +8,12 @@
 //! and what augur did to it in the ring of recent events ([`events`]).
 //! A model request's GenAI metrics are recorded with its token charge
 //! ([`genai`]). With traces on it also opens the request's span
-//! ([`spans`], exported by [`otel`]).
+//! ([`spans`], exported by [`otel`]). [`log`] is the log output itself.
 
 pub mod events;
 pub mod genai;
 mod layer;
+pub mod log;
 pub mod otel;
 pub mod spans;
 

@@ -8,8 +8,6 @@
 //! distinct content: the same files are not parsed again until they change.
 
 use std::{
-    fs::File,
-    io::Read,
     path::Path,
     sync::{Arc, Mutex, MutexGuard},
 };
@@ -169,12 +167,9 @@ fn read_bounded(path: &Path, what: &'static str) -> Result<Vec<u8>, TlsError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut bytes = Vec::new();
-    File::open(path)
-        .map_err(read)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read)?;
+    // Regular files only, as policy files are read: a FIFO or device
+    // would hold the start, or every reload after it, forever.
+    let bytes = crate::policy::regular::read(path, MAX_FILE_BYTES).map_err(read)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(TlsError::Invalid {
             path: path.to_path_buf(),

@@ -1,13 +1,16 @@
 //! Wire helpers shared by every route: JSON written the way Ollama's Go
 //! server writes it, Go-style timestamps, request paths as Go's router
 //! reads them, model names as Ollama resolves them, the size of a JSON
-//! value, and header values that cannot be refused.
+//! value, header values that cannot be refused, log text no value can
+//! break, and URLs with their credentials taken out.
 
 pub(crate) mod content;
 pub(crate) mod gojson;
 pub(crate) mod json_scan;
+pub mod log_text;
 pub(crate) mod model_name;
 pub mod path;
+pub mod redact;
 pub(crate) mod responses_end;
 pub(crate) mod upstream_error;
 

@@ -1,8 +1,9 @@
 //! HTTPS on augur's listeners: HTTP/1.1 and HTTP/2 chosen by ALPN, only
 //! TLS 1.2 and 1.3, certificates replaced under load without a failed
-//! request, bad replacements refused, stalled handshakes bounded, and the
-//! binary's start-up checks. Certificates are made at test time with the
-//! `openssl` command (see `common::certs`).
+//! request, bad replacements refused (a FIFO among them, never waited
+//! on), stalled handshakes bounded, and the binary's start-up checks.
+//! Certificates are made at test time with the `openssl` command (see
+//! `common::certs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,6 +12,8 @@ use crate::common;
 mod handshakes;
 mod rotation;
 mod serving;
+#[cfg(unix)]
+mod special_files;
 mod startup;
 
 use std::{path::Path, time::Duration};

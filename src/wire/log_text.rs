@@ -1,0 +1,71 @@
+//! Text for log lines that no value can break: a value a client or a
+//! model wrote (a model name, a tool name, an argument key) may hold a
+//! newline, or another character some reader takes for one (Python's
+//! `splitlines` also breaks at U+0085, U+2028 and U+2029), followed by
+//! what reads like a line of augur's own.
+
+use std::borrow::Cow;
+
+/// Whether `c` breaks a line, or drives a terminal, to some reader.
+fn breaks(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `text` with every control character and line or paragraph separator
+/// escaped (`\n`, `\r`, `\t`, `\u{1b}`); borrowed when there was none.
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    if !text.contains(breaks) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if breaks(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// A JSON text with the line breaks `serde_json` leaves raw (U+0085,
+/// U+2028, U+2029) escaped: they only occur inside its strings, where the
+/// escape means the same.
+pub fn json_line(json: &str) -> Cow<'_, str> {
+    const RAW: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
+    if !json.contains(RAW) {
+        return json.into();
+    }
+    json.replace('\u{85}', "\\u0085")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_cannot_break_a_text_line() {
+        assert!(matches!(escaped("plain value"), Cow::Borrowed(_)));
+        assert_eq!(
+            escaped("a\nINFO augur::access: request status=200\r\t\u{1b}[31m\u{85}\u{2028}"),
+            "a\\nINFO augur::access: request status=200\\r\\t\\u{1b}[31m\\u{85}\\u{2028}"
+        );
+    }
+
+    #[test]
+    fn json_lines_escape_what_serde_json_leaves() {
+        let line = serde_json::json!({"tool": "a\u{2028}b\u{85}c\nd\u{2029}"}).to_string();
+        let escaped = json_line(&line);
+        assert!(
+            !escaped.contains(['\u{2028}', '\u{2029}', '\u{85}', '\n']),
+            "{escaped}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back["tool"], "a\u{2028}b\u{85}c\nd\u{2029}");
+    }
+}
