@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::json;
 
+pub use crate::ending::Ending;
 pub use crate::wire::upstream_error::UpstreamKind;
 
 /// Which error body shape a route speaks.
@@ -67,6 +68,9 @@ pub enum ProxyError {
     /// The upstream refused the connection or is down.
     #[error("upstream unavailable: {0}")]
     UpstreamUnavailable(String),
+    /// The upstream closed the connection before its answer was complete.
+    #[error("{0}")]
+    UpstreamCut(String),
     /// The upstream did not answer in time.
     #[error("upstream timed out after {0} ms")]
     UpstreamTimeout(u128),
@@ -129,9 +133,9 @@ impl ProxyError {
     /// The HTTP status for this error (the one status table).
     pub fn status(&self) -> StatusCode {
         match self {
-            ProxyError::UpstreamUnavailable(_) | ProxyError::UpstreamProtocol(_) => {
-                StatusCode::BAD_GATEWAY
-            }
+            ProxyError::UpstreamUnavailable(_)
+            | ProxyError::UpstreamCut(_)
+            | ProxyError::UpstreamProtocol(_) => StatusCode::BAD_GATEWAY,
             ProxyError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::Upstream { status, .. } => *status,
             ProxyError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -152,12 +156,34 @@ impl ProxyError {
     pub fn is_upstream_failure(&self) -> bool {
         match self {
             ProxyError::UpstreamUnavailable(_)
+            | ProxyError::UpstreamCut(_)
             | ProxyError::UpstreamTimeout(_)
             | ProxyError::UpstreamProtocol(_) => true,
             ProxyError::Upstream { status, kind, .. } => {
                 status.is_server_error() && *kind != UpstreamKind::SchemaRejected
             }
             _ => false,
+        }
+    }
+
+    /// How a request that fails with this error ends (the one table of
+    /// endings, beside the one of statuses).
+    pub fn ending(&self) -> Ending {
+        match self {
+            ProxyError::UpstreamCut(_) => Ending::UpstreamCut,
+            ProxyError::UpstreamTimeout(_) => Ending::TimedOut,
+            ProxyError::UpstreamUnavailable(_)
+            | ProxyError::UpstreamProtocol(_)
+            | ProxyError::Upstream { .. }
+            | ProxyError::Internal(_) => Ending::Error,
+            ProxyError::Unprocessable(_)
+            | ProxyError::BodyTooLarge(_)
+            | ProxyError::HeadersTooLarge { .. }
+            | ProxyError::ClientTimeout
+            | ProxyError::BadRequest(_)
+            | ProxyError::Schema { .. }
+            | ProxyError::FormatTooLarge { .. }
+            | ProxyError::Limited { .. } => Ending::Refused,
         }
     }
 
@@ -173,6 +199,7 @@ impl ProxyError {
     pub fn into_response_for(self, flavor: Flavor) -> Response {
         let status = self.status();
         let message = self.client_message();
+        let ending = self.ending();
         let extra = match &self {
             ProxyError::Limited { headers, .. } => Some(headers.clone()),
             _ => None,
@@ -184,6 +211,7 @@ impl ProxyError {
         if let Some(headers) = extra {
             response.headers_mut().extend(headers);
         }
+        response.extensions_mut().insert(ending);
         response
     }
 
@@ -224,6 +252,9 @@ pub fn shaped(response: Response, flavor: Flavor) -> Response {
         return response;
     }
     let mut out = error_response(unshaped.status, &unshaped.message, flavor);
+    if let Some(ending) = response.extensions().get::<Ending>() {
+        out.extensions_mut().insert(*ending);
+    }
     for (name, value) in response.headers() {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
             out.headers_mut().append(name.clone(), value.clone());
@@ -282,6 +313,7 @@ mod tests {
     fn status_table_is_pinned() {
         let cases = [
             (ProxyError::UpstreamUnavailable("x".into()), 502),
+            (ProxyError::UpstreamCut("x".into()), 502),
             (ProxyError::UpstreamTimeout(1), 504),
             (ProxyError::UpstreamProtocol("x".into()), 502),
             (ProxyError::BodyTooLarge(1), 413),
@@ -308,6 +340,46 @@ mod tests {
         for (err, status) in cases {
             assert_eq!(err.status().as_u16(), status, "{err:?}");
         }
+    }
+
+    #[test]
+    fn every_error_says_how_its_request_ended() {
+        let refused = [
+            ProxyError::BadRequest("x".into()),
+            ProxyError::Unprocessable("the tool call was refused by policy".into()),
+            ProxyError::Limited {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                message: "x".into(),
+                headers: HeaderMap::new(),
+            },
+            ProxyError::BodyTooLarge(1),
+        ];
+        for e in refused {
+            assert_eq!(e.ending(), Ending::Refused, "{e:?}");
+            let response = e.into_response();
+            assert_eq!(
+                response.extensions().get::<Ending>(),
+                Some(&Ending::Refused)
+            );
+        }
+        let upstream =
+            |status: u16| ProxyError::upstream(StatusCode::from_u16(status).unwrap(), "x".into());
+        for (e, ending) in [
+            (ProxyError::UpstreamCut("x".into()), Ending::UpstreamCut),
+            (ProxyError::UpstreamTimeout(1), Ending::TimedOut),
+            (ProxyError::UpstreamUnavailable("x".into()), Ending::Error),
+            (upstream(404), Ending::Error),
+            (upstream(500), Ending::Error),
+            (ProxyError::Internal("x".into()), Ending::Error),
+        ] {
+            assert_eq!(e.ending(), ending, "{e:?}");
+        }
+        // Shaped for its route, an error response still says so.
+        let shaped = shaped(
+            ProxyError::UpstreamTimeout(1).into_response(),
+            Flavor::OpenAi,
+        );
+        assert_eq!(shaped.extensions().get::<Ending>(), Some(&Ending::TimedOut));
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod admin;
 pub mod app;
 pub mod client_io;
 pub mod config;
+pub mod ending;
 pub mod error;
 pub(crate) mod format;
 pub mod guard;

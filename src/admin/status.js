@@ -78,6 +78,14 @@ function renderTiles(s) {
     tile("retries", t.retries, t.retries ? "retry" : ""),
     tile("fallbacks", t.fallbacks, t.fallbacks ? "fallback" : ""),
     tile("refusals", t.refusals, t.refusals ? "refusal" : ""));
+  // How requests ended (the access log's outcome), past the complete ones.
+  const e = t.endings || {};
+  const ended = (label, n) => tile(label, n || 0, n ? "bad" : "");
+  $("tiles").append(
+    ended("upstream cut", e.upstream_cut),
+    ended("timed out", e.timed_out),
+    ended("errors", e.error),
+    tile("client left", e.client_left || 0));
 }
 
 function renderUpstreams(s) {

@@ -390,3 +390,33 @@ fn dropped(text: &str) -> f64 {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0.0)
 }
+
+/// A stream the upstream cut after its head: the request span says how
+/// it ended (`augur.ending`) and carries an error status, though its
+/// status was 200.
+#[tokio::test]
+async fn a_stream_the_upstream_cut_ends_its_span_as_cut() {
+    let (exporter, provider, _guard) = traced();
+    let (_fake, augur) = common::pair().await;
+    let r = common::post(
+        &augur,
+        "/api/chat",
+        &json!({"model": "stream-cut", "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("\"error\""), "{text}");
+    let spans = spans(&exporter, &provider).await;
+    let root = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Server)
+        .expect("a request span");
+    assert_eq!(attr(root, "augur.ending").as_deref(), Some("upstream_cut"));
+    assert_eq!(
+        attr(root, "http.response.status_code").as_deref(),
+        Some("200")
+    );
+    assert!(matches!(root.status, Status::Error { .. }), "{root:#?}");
+    augur.stop().await;
+}
