@@ -204,6 +204,8 @@ pub struct Builder {
     version: String,
     /// Scripted models with the `tools` capability.
     tool_models: Vec<String>,
+    /// Copies made as `ollama cp` makes them: (source, destination).
+    copies: Vec<(String, String)>,
 }
 
 impl Builder {
@@ -254,6 +256,14 @@ impl Builder {
         self.models = Some(names.iter().map(|n| catalog::normalize(n)).collect());
         self
     }
+    /// A copy of model `source` named `destination`, as `ollama cp` makes it: the same
+    /// manifest (digest), listed by `/api/tags` under both names. `/api/ps` lists a loaded
+    /// model once, under the name it was loaded by, as Ollama does (one runner per model).
+    pub fn copy(mut self, source: &str, destination: &str) -> Self {
+        self.copies
+            .push((catalog::normalize(source), catalog::normalize(destination)));
+        self
+    }
     /// The models `/api/ps` lists as loaded (default: the catalog's first).
     pub fn loaded(mut self, names: &[&str]) -> Self {
         self.loaded = Some(names.iter().map(|n| catalog::normalize(n)).collect());
@@ -300,6 +310,15 @@ impl Builder {
                 if !models.iter().any(|m| &m.name == name) {
                     models.push(catalog::Model::plain(name));
                 }
+            }
+        }
+        for (source, destination) in &self.copies {
+            if let Some(copy) = models
+                .iter()
+                .find(|m| &m.name == source)
+                .map(|m| m.copied_as(destination))
+            {
+                models.push(copy);
             }
         }
         let mut scripts = HashMap::new();
@@ -386,6 +405,7 @@ impl FakeOllama {
             record: true,
             version: OLLAMA_VERSION.to_owned(),
             tool_models: Vec::new(),
+            copies: Vec::new(),
         }
     }
     pub fn addr(&self) -> SocketAddr {
