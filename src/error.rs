@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::json;
 
+pub use crate::ending::Ending;
 pub use crate::wire::upstream_error::UpstreamKind;
 
 /// Which error body shape a route speaks.
@@ -67,6 +68,9 @@ pub enum ProxyError {
     /// The upstream refused the connection or is down.
     #[error("upstream unavailable: {0}")]
     UpstreamUnavailable(String),
+    /// The upstream closed the connection before its answer was complete.
+    #[error("{0}")]
+    UpstreamCut(String),
     /// The upstream did not answer in time.
     #[error("upstream timed out after {0} ms")]
     UpstreamTimeout(u128),
@@ -129,9 +133,9 @@ impl ProxyError {
     /// The HTTP status for this error (the one status table).
     pub fn status(&self) -> StatusCode {
         match self {
-            ProxyError::UpstreamUnavailable(_) | ProxyError::UpstreamProtocol(_) => {
-                StatusCode::BAD_GATEWAY
-            }
+            ProxyError::UpstreamUnavailable(_)
+            | ProxyError::UpstreamCut(_)
+            | ProxyError::UpstreamProtocol(_) => StatusCode::BAD_GATEWAY,
             ProxyError::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::Upstream { status, .. } => *status,
             ProxyError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -152,12 +156,34 @@ impl ProxyError {
     pub fn is_upstream_failure(&self) -> bool {
         match self {
             ProxyError::UpstreamUnavailable(_)
+            | ProxyError::UpstreamCut(_)
             | ProxyError::UpstreamTimeout(_)
             | ProxyError::UpstreamProtocol(_) => true,
             ProxyError::Upstream { status, kind, .. } => {
                 status.is_server_error() && *kind != UpstreamKind::SchemaRejected
             }
             _ => false,
+        }
+    }
+
+    /// How a request that fails with this error ends (the one table of
+    /// endings, beside the one of statuses).
+    pub fn ending(&self) -> Ending {
+        match self {
+            ProxyError::UpstreamCut(_) => Ending::UpstreamCut,
+            ProxyError::UpstreamTimeout(_) => Ending::TimedOut,
+            ProxyError::UpstreamUnavailable(_)
+            | ProxyError::UpstreamProtocol(_)
+            | ProxyError::Upstream { .. }
+            | ProxyError::Internal(_) => Ending::Error,
+            ProxyError::Unprocessable(_)
+            | ProxyError::BodyTooLarge(_)
+            | ProxyError::HeadersTooLarge { .. }
+            | ProxyError::ClientTimeout
+            | ProxyError::BadRequest(_)
+            | ProxyError::Schema { .. }
+            | ProxyError::FormatTooLarge { .. }
+            | ProxyError::Limited { .. } => Ending::Refused,
         }
     }
 
@@ -173,6 +199,7 @@ impl ProxyError {
     pub fn into_response_for(self, flavor: Flavor) -> Response {
         let status = self.status();
         let message = self.client_message();
+        let ending = self.ending();
         let extra = match &self {
             ProxyError::Limited { headers, .. } => Some(headers.clone()),
             _ => None,
@@ -184,6 +211,7 @@ impl ProxyError {
         if let Some(headers) = extra {
             response.headers_mut().extend(headers);
         }
+        response.extensions_mut().insert(ending);
         response
     }
 
@@ -224,6 +252,9 @@ pub fn shaped(response: Response, flavor: Flavor) -> Response {
         return response;
     }
     let mut out = error_response(unshaped.status, &unshaped.message, flavor);
+    if let Some(ending) = response.extensions().get::<Ending>() {
+        out.extensions_mut().insert(*ending);
+    }
     for (name, value) in response.headers() {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
             out.headers_mut().append(name.clone(), value.clone());
@@ -275,97 +306,5 @@ pub fn error_line(message: &str) -> bytes::Bytes {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_table_is_pinned() {
-        let cases = [
-            (ProxyError::UpstreamUnavailable("x".into()), 502),
-            (ProxyError::UpstreamTimeout(1), 504),
-            (ProxyError::UpstreamProtocol("x".into()), 502),
-            (ProxyError::BodyTooLarge(1), 413),
-            (
-                ProxyError::HeadersTooLarge {
-                    max_bytes: 1,
-                    max_fields: 1,
-                },
-                431,
-            ),
-            (ProxyError::ClientTimeout, 408),
-            (ProxyError::BadRequest("x".into()), 400),
-            (
-                ProxyError::Schema {
-                    what: "format".into(),
-                    source: crate::validate::SchemaRejected::Invalid("x".into()),
-                },
-                400,
-            ),
-            (ProxyError::FormatTooLarge { size: 2, limit: 1 }, 400),
-            (ProxyError::Unprocessable("x".into()), 422),
-            (ProxyError::Internal("x".into()), 500),
-        ];
-        for (err, status) in cases {
-            assert_eq!(err.status().as_u16(), status, "{err:?}");
-        }
-    }
-
-    #[test]
-    fn bodies_have_the_route_shape() {
-        let ollama = error_body(StatusCode::BAD_GATEWAY, "down", Flavor::Ollama);
-        assert_eq!(ollama, r#"{"error":"down"}"#);
-        let openai = error_body(StatusCode::BAD_REQUEST, "bad", Flavor::OpenAi);
-        assert_eq!(
-            openai,
-            r#"{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}"#
-        );
-        assert_eq!(&error_line("cut")[..], b"{\"error\":\"cut\"}\n");
-        let anthropic: serde_json::Value = serde_json::from_str(&error_body(
-            StatusCode::TOO_MANY_REQUESTS,
-            "slow down",
-            Flavor::Anthropic,
-        ))
-        .unwrap();
-        assert_eq!(anthropic["type"], "error");
-        assert_eq!(anthropic["error"]["type"], "rate_limit_error");
-        assert_eq!(anthropic["error"]["message"], "slow down");
-        assert!(
-            anthropic["request_id"]
-                .as_str()
-                .unwrap()
-                .starts_with("req_")
-        );
-        for (status, kind) in [
-            (401, "authentication_error"),
-            (403, "permission_error"),
-            (413, "api_error"),
-            (503, "overloaded_error"),
-            (422, "api_error"),
-        ] {
-            assert_eq!(
-                anthropic_error_type(StatusCode::from_u16(status).unwrap()),
-                kind
-            );
-        }
-    }
-
-    #[test]
-    fn upstream_failures_are_told_apart() {
-        let up = |status: u16, message: &str| {
-            ProxyError::upstream(StatusCode::from_u16(status).unwrap(), message.into())
-        };
-        assert!(ProxyError::UpstreamUnavailable("x".into()).is_upstream_failure());
-        assert!(ProxyError::UpstreamTimeout(1).is_upstream_failure());
-        assert!(up(500, "model runner has unexpectedly stopped").is_upstream_failure());
-        assert!(up(503, "server busy").is_upstream_failure());
-        assert!(!up(500, "invalid JSON schema in format").is_upstream_failure());
-        assert!(!up(404, "model 'x' not found").is_upstream_failure());
-        assert!(!ProxyError::Unprocessable("x".into()).is_upstream_failure());
-    }
-
-    #[test]
-    fn internal_details_stay_inside() {
-        let err = ProxyError::Internal("secret path /etc".into());
-        assert_eq!(err.client_message(), "internal error");
-    }
-}
+#[path = "error_tests.rs"]
+mod tests;

@@ -33,6 +33,7 @@ pub mod app;
 pub mod client_io;
 pub(crate) mod confidence;
 pub mod config;
+pub mod ending;
 pub mod error;
 pub(crate) mod format;
 pub mod guard;

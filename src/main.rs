@@ -161,6 +161,9 @@ fn raise_open_files_limit() -> Option<u64> {
 
 async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), String> {
     let metrics = augur::telemetry::install_metrics()?;
+    if config.traces.is_some() {
+        augur::telemetry::otel::count_drops_from_zero();
+    }
     let store = PolicyStore::open(&config.policies, &config.schemas)
         .map_err(|e| format!("invalid policy: {e}"))?;
     config.check_exposure(store.snapshot().auth.keys.len())?;

@@ -79,6 +79,14 @@ function renderTiles(s) {
     tile("fallbacks", t.fallbacks, t.fallbacks ? "fallback" : ""),
     tile("refusals", t.refusals, t.refusals ? "refusal" : ""),
     tile("low confidence", t.low_confidence || 0, t.low_confidence ? "low_confidence" : ""));
+  // How requests ended (the access log's outcome), past the complete ones.
+  const e = t.endings || {};
+  const ended = (label, n) => tile(label, n || 0, n ? "bad" : "");
+  $("tiles").append(
+    ended("upstream cut", e.upstream_cut),
+    ended("timed out", e.timed_out),
+    ended("errors", e.error),
+    tile("client left", e.client_left || 0));
 }
 
 function renderUpstreams(s) {
@@ -87,7 +95,7 @@ function renderUpstreams(s) {
     const loaded = u.loaded.length === 0
       ? el("span", { class: "muted" }, u.loaded_read_at ? "none loaded" : "not read yet")
       : el("ul", { class: "plain" }, u.loaded.map((m) => el("li", {},
-          el("strong", {}, m.name), " ",
+          el("strong", {}, (m.names || [m.name]).join(", ")), " ",
           el("span", { class: "muted" }, `${bytes(m.size_vram)} VRAM of ${bytes(m.size)}`,
             m.expires_at ? `, until ${clock(m.expires_at)}` : ""))));
     const error = u.last_error ? el("span", { class: "error", title: u.last_error.at }, u.last_error.message)
@@ -133,7 +141,7 @@ function renderLimits(s) {
     el("td", {}, u.principal),
     el("td", {}, u.model ? ["per model ", el("code", {}, u.model)] : "per principal"),
     el("td", {}, meter(u.burst - u.remaining, u.burst), el("span", { class: "small" }, `${u.remaining} of ${u.burst} left`)))),
-    "every request limit is full", 3);
+    "no request limit used lately", 3);
   $("store").textContent = l.store
     ? `Shared limit store ${l.store.location}: ${l.store.up ? "up" : `down (${l.store.error || "no connection"})`}; rates and budgets shown are this replica's.`
     : "Limits are counted in this process.";

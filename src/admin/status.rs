@@ -5,9 +5,10 @@
 //! ```text
 //! {
 //!   "now", "started_at", "version",
-//!   "totals":   { requests, repairs, retries, fallbacks, refusals },
+//!   "totals":   { requests, endings: { complete, refused, error, upstream_cut,
+//!                 timed_out, client_left }, repairs, retries, fallbacks, refusals },
 //!   "upstreams": [ { name, url, healthy, stalled, in_flight,
-//!                    loaded: [ { name, size, size_vram, expires_at } ],
+//!                    loaded: [ { name, names, size, size_vram, expires_at } ],
 //!                    loaded_read_at, loaded_error, last_error } ],
 //!   "limits":   { queues, budgets, rates: { default, keys, usage }, store },
 //!   "policy":   { version, loaded_at, files, last_error, last_error_at, effective },

@@ -130,7 +130,7 @@ impl CallCtx {
                     ))
                 } else {
                     // A cut answer is no answer, whatever arrived of it.
-                    ended_early(&e)
+                    ended_early(&*e)
                 }
             })?
             .to_bytes();
@@ -193,10 +193,13 @@ fn rename(answer: &mut Value, model: Option<&Value>) {
     }
 }
 
-/// An upstream answer that failed before its end (cut, or silent for the
-/// idle timeout): a 502.
-fn ended_early(e: &dyn std::fmt::Display) -> ProxyError {
-    ProxyError::UpstreamUnavailable(format!("the upstream answer ended early: {e}"))
+/// An upstream answer that failed before its end: cut (a 502), or silent
+/// for the idle timeout (a 504).
+fn ended_early(e: &(dyn std::error::Error + 'static)) -> ProxyError {
+    match crate::upstream::stalled(e) {
+        Some(idle) => ProxyError::UpstreamTimeout(idle.as_millis()),
+        None => ProxyError::UpstreamCut(format!("the upstream answer ended early: {e}")),
+    }
 }
 
 /// The upstream's error answer as a [`ProxyError::Upstream`] with its status.

@@ -3,12 +3,16 @@
 //! lines, SSE events) and handed to the server at once. An error ends the
 //! stream in the surface's own shape. The body ends with the done chunk;
 //! the rest of the channel is read apart, so the producer finishes its
-//! work, and anything more is dropped.
+//! work, and anything more is dropped. A stream that ends in an error
+//! reports it to the request's [`Timing`]: its status said 200, its
+//! error says how it really ended.
 //!
 //! What augur did to a streamed answer (repairs, validation, the tool
-//! guard, a fallback model) is said in the done chunk's `augur_*` fields;
-//! a surface whose stream has no done chunk carries them on its closing
-//! event ([`augur_fields`]).
+//! guard, a fallback model, confidence) is said in the done chunk's
+//! `augur_*` fields; a surface whose stream has no done chunk carries
+//! them on its closing event ([`augur_fields`]).
+
+use std::sync::Arc;
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -16,7 +20,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::{error::ProxyError, pipeline::output::Item};
+use crate::{error::ProxyError, pipeline::output::Item, telemetry::Timing};
 
 /// A surface's stream writer.
 pub(crate) trait Frames: Send + 'static {
@@ -36,22 +40,35 @@ pub(crate) fn augur_fields(chunk: &Value) -> impl Iterator<Item = (&String, &Val
         .filter(|(k, _)| k.starts_with("augur_"))
 }
 
-/// The response body for a chunk channel, written by `frames`.
-pub(crate) fn body<F: Frames>(rx: mpsc::Receiver<Item>, frames: F) -> Body {
-    let events = futures_util::stream::unfold(Some((rx, frames)), |st| async move {
-        let (mut rx, mut frames) = st?;
-        match rx.recv().await {
-            Some(Ok(chunk)) if chunk.get("done").and_then(Value::as_bool) == Some(true) => {
-                let out = frames.chunk(&chunk);
-                drain(rx);
-                Some((out, None))
+/// The response body for a chunk channel, written by `frames`; an error
+/// that ends it is reported to `timing`.
+pub(crate) fn body<F: Frames>(
+    rx: mpsc::Receiver<Item>,
+    frames: F,
+    timing: Option<Arc<Timing>>,
+) -> Body {
+    let events = futures_util::stream::unfold(Some((rx, frames)), move |st| {
+        let timing = timing.clone();
+        async move {
+            let (mut rx, mut frames) = st?;
+            match rx.recv().await {
+                Some(Ok(chunk)) if chunk.get("done").and_then(Value::as_bool) == Some(true) => {
+                    let out = frames.chunk(&chunk);
+                    drain(rx);
+                    Some((out, None))
+                }
+                Some(Ok(chunk)) => {
+                    let out = frames.chunk(&chunk);
+                    Some((out, Some((rx, frames))))
+                }
+                Some(Err(e)) => {
+                    if let Some(t) = &timing {
+                        t.report_error(&e);
+                    }
+                    Some((frames.error(&e), None))
+                }
+                None => None,
             }
-            Some(Ok(chunk)) => {
-                let out = frames.chunk(&chunk);
-                Some((out, Some((rx, frames))))
-            }
-            Some(Err(e)) => Some((frames.error(&e), None)),
-            None => None,
         }
     });
     let frames = events

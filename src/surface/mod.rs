@@ -42,6 +42,7 @@ use crate::{
     limits::Usage,
     pipeline::{self, Context, Exchange, Outcome, output::Output, plan::Route},
     state::AppState,
+    telemetry::Timing,
 };
 
 /// A generation surface: how its request becomes the pipeline's
@@ -62,8 +63,9 @@ pub trait Adapter: Sync {
     /// only: what the model or upstream can do is the pipeline's to decide.
     fn translate(&self, body: Map<String, Value>) -> Result<Translation<Self::Meta>, ProxyError>;
 
-    /// The pipeline's output in the surface's own shape.
-    fn render(&self, meta: Self::Meta, out: Output) -> Response;
+    /// The pipeline's output in the surface's own shape; a stream that
+    /// fails reports how it ended to `timing`.
+    fn render(&self, meta: Self::Meta, out: Output, timing: Option<Arc<Timing>>) -> Response;
 
     /// What goes upstream when the pipeline forwards a translated request:
     /// `None`, the client's own bytes; else the client's body less what the
@@ -151,7 +153,10 @@ async fn handle<A: Adapter>(
             None => forward_as_sent(surface, &state, &admitted, parts, bytes).await,
         },
         Outcome::ForwardAsSent => forward_bytes(&state, parts, bytes).await,
-        Outcome::Output(out) => Ok(surface.render(meta, out)),
+        Outcome::Output(out) => {
+            let timing = parts.extensions.get::<Arc<Timing>>().cloned();
+            Ok(surface.render(meta, out, timing))
+        }
     }
 }
 

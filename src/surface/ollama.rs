@@ -6,6 +6,8 @@
 //! acts on; most requests don't, and are forwarded byte for byte without a
 //! full parse.
 
+use std::sync::Arc;
+
 use axum::{
     body::Body,
     extract::{Request, State},
@@ -24,6 +26,7 @@ use crate::{
     ingress::Admitted,
     pipeline::{Exchange, output::Output, plan::Route},
     state::AppState,
+    telemetry::Timing,
 };
 
 /// `POST /api/chat`.
@@ -55,17 +58,17 @@ impl Adapter for Ollama {
         Ok(Translation::Run(Exchange::new(self.0, body, true), ()))
     }
 
-    fn render(&self, (): (), out: Output) -> Response {
-        ndjson(out)
+    fn render(&self, (): (), out: Output, timing: Option<Arc<Timing>>) -> Response {
+        ndjson(out, timing)
     }
 }
 
 /// Render an [`Output`] in Ollama's wire format.
-fn ndjson(output: Output) -> Response {
+fn ndjson(output: Output, timing: Option<Arc<Timing>>) -> Response {
     match output {
         Output::Full { value, headers } => json_response(StatusCode::OK, &value, headers),
         Output::Stream { rx, headers } => {
-            let mut response = Response::new(frames::body(rx, Ndjson));
+            let mut response = Response::new(frames::body(rx, Ndjson, timing));
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/x-ndjson"),

@@ -1,6 +1,7 @@
 //! The recent events the status page lists: the last [`CAPACITY`]
 //! repairs, retries, fallbacks, refusals and low-confidence answers, with
-//! request totals since start.
+//! request totals since start, also by how each request ended
+//! ([`crate::ending`]).
 //!
 //! One place feeds it: the end of every proxied request
 //! ([`super::layer`]), from the response's status and the `X-Augur-*`
@@ -20,7 +21,9 @@ use std::{
 };
 
 use http::{HeaderMap, StatusCode};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+
+use crate::ending::Ending;
 
 /// Most events kept; older ones are dropped first.
 pub const CAPACITY: usize = 100;
@@ -116,6 +119,7 @@ pub struct Events {
     ring: Mutex<VecDeque<Event>>,
     requests: AtomicU64,
     by_kind: [AtomicU64; 5],
+    by_ending: [AtomicU64; Ending::ALL.len()],
 }
 
 /// The events of this process (every worker records into it).
@@ -133,9 +137,10 @@ fn cut(text: &str, max: usize) -> String {
 }
 
 impl Events {
-    /// A request ended (any outcome).
-    pub fn request_ended(&self) {
+    /// A request ended, as `ending` says.
+    pub fn request_ended(&self, ending: Ending) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        self.by_ending[ending.index()].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Record one event; the oldest goes once [`CAPACITY`] are kept.
@@ -162,11 +167,20 @@ impl Events {
         ring.iter().rev().cloned().collect()
     }
 
-    /// Requests ended since start, and events recorded per kind.
+    /// Requests ended since start, by how they ended, and events
+    /// recorded per kind.
     pub fn totals_json(&self) -> Value {
         let n = |k: Kind| self.by_kind[k.index()].load(Ordering::Relaxed);
+        let endings: Map<String, Value> = Ending::ALL
+            .iter()
+            .map(|e| {
+                let count = self.by_ending[e.index()].load(Ordering::Relaxed);
+                (e.as_str().to_string(), Value::from(count))
+            })
+            .collect();
         json!({
             "requests": self.requests.load(Ordering::Relaxed),
+            "endings": endings,
             "repairs": n(Kind::Repair),
             "retries": n(Kind::Retry),
             "fallbacks": n(Kind::Fallback),
@@ -210,6 +224,23 @@ mod tests {
         assert_eq!(recent[0].request_id, (CAPACITY + 24).to_string());
         assert_eq!(recent[CAPACITY - 1].request_id, "25");
         assert_eq!(events.totals_json()["refusals"], (CAPACITY + 25) as u64);
+    }
+
+    #[test]
+    fn requests_are_counted_by_how_they_ended() {
+        let events = Events::default();
+        events.request_ended(Ending::Complete);
+        events.request_ended(Ending::UpstreamCut);
+        events.request_ended(Ending::UpstreamCut);
+        let totals = events.totals_json();
+        assert_eq!(totals["requests"], 3);
+        assert_eq!(totals["endings"]["complete"], 1);
+        assert_eq!(totals["endings"]["upstream_cut"], 2);
+        assert_eq!(totals["endings"]["client_left"], 0);
+        assert_eq!(
+            totals["endings"].as_object().unwrap().len(),
+            Ending::ALL.len()
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! It assigns `X-Request-Id` (the client's own if sent), puts the request's
 //! [`Timing`] in its extensions, and wraps the response body so that when
 //! the last byte has been handed to the connection (or the client went
-//! away) one access log line is written and the request metrics recorded.
+//! away) one access log line is written and the request metrics recorded,
+//! with how the request ended ([`crate::ending`], decided here).
 //! A tower layer with its own future rather than a boxed middleware
 //! function: it runs on every request.
 
@@ -24,6 +25,7 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use tracing::{Instrument, instrument::Instrumented};
 
 use super::{REQUEST_ID, Timing, otel, spans};
+use crate::ending::{BodyEnd, Ending};
 
 /// The metric label of a canonical request path (the route table's).
 pub(super) type RouteLabel = fn(&str) -> &'static str;
@@ -96,6 +98,7 @@ where
             method: req.method().clone(),
             route,
             status: 0,
+            reported: None,
             request_id: id,
             streaming: false,
             events: Vec::new(),
@@ -157,6 +160,8 @@ where
             .headers
             .insert(REQUEST_ID.clone(), finish.request_id.clone());
         finish.status = parts.status.as_u16();
+        // An error response of augur's own says how it ends.
+        finish.reported = parts.extensions.get::<Ending>().copied();
         finish.events = super::events::classify(parts.status, &parts.headers);
         finish.streaming =
             crate::wire::content::BodyKind::of(parts.headers.get(http::header::CONTENT_TYPE))
@@ -178,6 +183,8 @@ struct Finish {
     method: http::Method,
     route: &'static str,
     status: u16,
+    /// The ending the response carried (an error response of augur's).
+    reported: Option<Ending>,
     request_id: HeaderValue,
     /// An NDJSON / SSE response, counted in `augur_streams_in_flight`.
     streaming: bool,
@@ -185,8 +192,9 @@ struct Finish {
     events: Vec<(super::events::Kind, String)>,
 }
 
-/// Metric handles of one (route, status), registered once per worker
-/// thread instead of being looked up by name and labels per request.
+/// Metric handles of one (route, status, ending), registered once per
+/// worker thread instead of being looked up by name and labels per
+/// request.
 struct RouteMetrics {
     requests: metrics::Counter,
     duration: metrics::Histogram,
@@ -196,34 +204,45 @@ struct RouteMetrics {
 
 thread_local! {
     static STREAMS_IN_FLIGHT: metrics::Gauge = metrics::gauge!("augur_streams_in_flight");
-    static ROUTE_METRICS: std::cell::RefCell<std::collections::HashMap<(&'static str, u16), RouteMetrics>> =
+    static ROUTE_METRICS: std::cell::RefCell<std::collections::HashMap<(&'static str, u16, Ending), RouteMetrics>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
-/// Run `f` with the metric handles of (route, status), registered on first use.
-fn with_route_metrics(route: &'static str, status: u16, f: impl FnOnce(&RouteMetrics)) {
+/// Run `f` with the metric handles of (route, status, ending), registered
+/// on first use.
+fn with_route_metrics(
+    route: &'static str,
+    status: u16,
+    ending: Ending,
+    f: impl FnOnce(&RouteMetrics),
+) {
     ROUTE_METRICS.with(|cache| {
         let mut cache = cache.borrow_mut();
-        let m = cache.entry((route, status)).or_insert_with(|| RouteMetrics {
-            requests: metrics::counter!("augur_requests_total", "route" => route, "status" => status.to_string()),
-            duration: metrics::histogram!("augur_request_duration_seconds", "route" => route),
-            upstream: metrics::histogram!("augur_upstream_duration_seconds", "route" => route),
-            overhead: metrics::histogram!("augur_overhead_seconds", "route" => route),
-        });
+        let m = cache
+            .entry((route, status, ending))
+            .or_insert_with(|| RouteMetrics {
+                requests: metrics::counter!("augur_requests_total", "route" => route,
+                "status" => status.to_string(), "ending" => ending.as_str()),
+                duration: metrics::histogram!("augur_request_duration_seconds", "route" => route),
+                upstream: metrics::histogram!("augur_upstream_duration_seconds", "route" => route),
+                overhead: metrics::histogram!("augur_overhead_seconds", "route" => route),
+            });
         f(m);
     })
 }
 
 impl Finish {
-    fn record(self, outcome: &'static str) {
+    fn record(self, body: BodyEnd) {
         if self.streaming {
             STREAMS_IN_FLIGHT.with(|g| g.decrement(1.0));
         }
         let total = self.started.elapsed();
         let upstream = self.timing.upstream();
         let overhead = total.saturating_sub(upstream);
-        spans::record_status(self.timing.trace(), self.status);
-        with_route_metrics(self.route, self.status, |m| {
+        let reported = self.timing.reported_ending().or(self.reported);
+        let ending = crate::ending::decide(reported, body, self.status);
+        spans::record_end(self.timing.trace(), self.status, ending);
+        with_route_metrics(self.route, self.status, ending, |m| {
             m.requests.increment(1);
             m.duration.record(total.as_secs_f64());
             if !upstream.is_zero() {
@@ -231,7 +250,7 @@ impl Finish {
             }
             m.overhead.record(overhead.as_secs_f64());
         });
-        self.record_events();
+        self.record_events(ending);
         if !super::access_log_enabled() {
             return;
         }
@@ -246,7 +265,7 @@ impl Finish {
             principal = labels.principal.as_deref().unwrap_or("-"),
             note = labels.note.unwrap_or("-"),
             fallback = labels.fallback.as_deref().unwrap_or("-"),
-            outcome,
+            outcome = ending.as_str(),
             total_ms = total.as_secs_f64() * 1000.0,
             upstream_ms = upstream.as_secs_f64() * 1000.0,
             overhead_ms = overhead.as_secs_f64() * 1000.0,
@@ -258,9 +277,9 @@ impl Finish {
 impl Finish {
     /// Count the request, and keep what augur did to it among the recent
     /// events.
-    fn record_events(&self) {
+    fn record_events(&self, ending: Ending) {
         let events = super::events::global();
-        events.request_ended();
+        events.request_ended(ending);
         if self.events.is_empty() {
             return;
         }
@@ -291,8 +310,8 @@ pin_project_lite::pin_project! {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             if let Some(finish) = this.finish.take() {
-                let outcome = if this.inner.is_end_stream() { "complete" } else { "client_closed" };
-                finish.record(outcome);
+                let body = if this.inner.is_end_stream() { BodyEnd::Whole } else { BodyEnd::Dropped };
+                finish.record(body);
             }
         }
     }
@@ -309,16 +328,16 @@ impl HttpBody for ObservedBody {
         let this = self.project();
         let polled = this.inner.poll_frame(cx);
         let ended = match &polled {
-            Poll::Ready(None) => Some("complete"),
-            Poll::Ready(Some(Err(_))) => Some("error"),
+            Poll::Ready(None) => Some(BodyEnd::Whole),
+            Poll::Ready(Some(Err(_))) => Some(BodyEnd::Failed),
             _ => None,
         };
         // Take the record only once the body has ended: taking it on every
         // poll would drop it, unrecorded, at the first data frame.
-        if let Some(outcome) = ended
+        if let Some(body) = ended
             && let Some(finish) = this.finish.take()
         {
-            finish.record(outcome);
+            finish.record(body);
         }
         polled
     }
@@ -351,6 +370,7 @@ mod tests {
                 method: http::Method::POST,
                 route: "/api/chat",
                 status: 200,
+                reported: None,
                 request_id: HeaderValue::from_static("-"),
                 streaming: true,
                 events: Vec::new(),

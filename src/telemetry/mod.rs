@@ -22,10 +22,12 @@ pub use layer::{Telemetry, TelemetryLayer};
 use std::{
     sync::{
         Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU8, AtomicU64, Ordering},
     },
     time::Duration,
 };
+
+use crate::ending::Ending;
 
 use http::header::HeaderName;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -63,8 +65,12 @@ pub(crate) fn access_log_enabled() -> bool {
 /// them); the other labels only while the access log is on.
 #[derive(Debug)]
 pub struct Timing {
-    upstream_headers_ns: AtomicU64,
-    upstream_total_ns: AtomicU64,
+    /// Time spent on the upstream, summed over every call (see
+    /// [`Timing::upstream_time`]).
+    upstream_ns: AtomicU64,
+    /// How the request ended, when something other than its response's
+    /// status says so: 0 = nothing reported, else 1 + the ending's index.
+    ending: AtomicU8,
     labels: Mutex<Labels>,
     /// The upstream the last call went to (a configured name).
     upstream: Mutex<Option<Arc<str>>>,
@@ -94,8 +100,8 @@ impl Timing {
     /// Timing of a request on `route` traced by `trace`.
     pub fn traced(trace: tracing::Span, route: &'static str) -> Self {
         Self {
-            upstream_headers_ns: AtomicU64::new(0),
-            upstream_total_ns: AtomicU64::new(0),
+            upstream_ns: AtomicU64::new(0),
+            ending: AtomicU8::new(0),
             labels: Mutex::default(),
             upstream: Mutex::default(),
             trace,
@@ -109,16 +115,36 @@ impl Timing {
         &self.trace
     }
 
-    /// Upstream response headers arrived after `d`.
-    pub fn upstream_headers(&self, d: Duration) {
-        self.upstream_headers_ns
-            .store(d.as_nanos() as u64, Ordering::Relaxed);
+    /// `d` more spent on the upstream. Upstream time is, for each call,
+    /// from sending the request to the last byte of the answer received
+    /// (or to giving up on it), summed over every call the request made
+    /// (retries, re-asks, fallbacks); each call adds to it as its bytes
+    /// arrive. The rest of the request's time is augur's own (overhead).
+    pub fn upstream_time(&self, d: Duration) {
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.upstream_ns.fetch_add(ns, Ordering::Relaxed);
     }
 
-    /// The upstream body ended after `d` (cumulative over retries).
-    pub fn upstream_done(&self, d: Duration) {
-        self.upstream_total_ns
-            .fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    /// Report how the request ended where its response cannot say so (a
+    /// stream the upstream cut or that stalled after it began); the last
+    /// report stands. See [`crate::ending::decide`].
+    pub fn report_ending(&self, ending: Ending) {
+        self.ending
+            .store(ending.index() as u8 + 1, Ordering::Relaxed);
+    }
+
+    /// The ending reported, if any.
+    fn reported_ending(&self) -> Option<Ending> {
+        match self.ending.load(Ordering::Relaxed) {
+            0 => None,
+            n => Ending::from_index(usize::from(n) - 1),
+        }
+    }
+
+    /// Report the ending of a stream that stopped on `error` (its error
+    /// line or event was the last thing sent).
+    pub fn report_error(&self, error: &crate::error::ProxyError) {
+        self.report_ending(error.ending());
     }
 
     /// Record the model a request is for.
@@ -176,9 +202,7 @@ impl Timing {
     }
 
     fn upstream(&self) -> Duration {
-        let total = self.upstream_total_ns.load(Ordering::Relaxed);
-        let headers = self.upstream_headers_ns.load(Ordering::Relaxed);
-        Duration::from_nanos(total.max(headers))
+        Duration::from_nanos(self.upstream_ns.load(Ordering::Relaxed))
     }
 
     /// The model and principal recorded, if any.

@@ -11,7 +11,9 @@
 //! Export never holds a request up: finished spans wait in a queue of
 //! `queue_size` for the SDK's batch processor thread; when the collector
 //! is slow or down and the queue is full, spans are dropped and counted in
-//! `augur_trace_spans_dropped_total`.
+//! `augur_trace_spans_dropped_total` (looked up at each drop: the exporter
+//! is built before the metrics recorder is installed, and a handle taken
+//! then would count nowhere).
 
 use std::sync::{
     Arc,
@@ -104,7 +106,6 @@ pub fn provider<E: SpanExporter + 'static>(
             inner,
             pending,
             capacity: settings.queue_size,
-            dropped: metrics::counter!("augur_trace_spans_dropped_total"),
         })
         .build()
 }
@@ -200,7 +201,13 @@ struct Bounded {
     inner: BatchSpanProcessor,
     pending: Arc<AtomicUsize>,
     capacity: usize,
-    dropped: metrics::Counter,
+}
+
+/// Show `augur_trace_spans_dropped_total` at 0 from the start (once the
+/// metrics recorder is installed), so that its rate can be read before the
+/// first drop.
+pub fn count_drops_from_zero() {
+    metrics::counter!("augur_trace_spans_dropped_total").increment(0);
 }
 
 impl SpanProcessor for Bounded {
@@ -211,7 +218,8 @@ impl SpanProcessor for Bounded {
     fn on_end(&self, span: SpanData) {
         if self.pending.fetch_add(1, Ordering::AcqRel) >= self.capacity {
             self.pending.fetch_sub(1, Ordering::AcqRel);
-            self.dropped.increment(1);
+            // The recorder in force now (see the module's doc).
+            metrics::counter!("augur_trace_spans_dropped_total").increment(1);
             return;
         }
         self.inner.on_end(span);

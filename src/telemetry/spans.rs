@@ -48,6 +48,7 @@ pub fn request(method: &http::Method, route: &'static str, path: &str, request_i
         augur.fallback = Empty,
         augur.note = Empty,
         augur.confidence = Empty,
+        augur.ending = Empty,
     )
 }
 
@@ -71,6 +72,21 @@ pub fn record_status(span: &Span, status: u16) {
     if status >= 500 {
         span.record("otel.status_code", "ERROR");
         span.record("error.type", status);
+    }
+}
+
+/// The end of a request: its status and how it ended (`augur.ending`,
+/// see [`crate::ending`]); an error status from 500 up, and for a
+/// success status whose body the upstream failed (cut, stalled).
+pub fn record_end(span: &Span, status: u16, ending: crate::ending::Ending) {
+    if span.is_disabled() {
+        return;
+    }
+    record_status(span, status);
+    span.record("augur.ending", ending.as_str());
+    if status < 400 && ending.is_failure() {
+        span.record("otel.status_code", "ERROR");
+        span.record("error.type", ending.as_str());
     }
 }
 

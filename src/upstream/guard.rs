@@ -15,6 +15,12 @@
 //!   let out first, so that the client sees at least the status line.
 //!   Before any byte of such a body went out, [`GuardedBody::first_frame`]
 //!   reports the failure as an error response instead.
+//!
+//! Upstream time is counted into the request's [`Timing`] as the body
+//! comes: from sending the request to the last byte received (so a body
+//! its reader drops after the answer it needed is counted too). A body
+//! that is the client's response ([`GuardedBody::ending_the_request`])
+//! also reports how it ended when the upstream cut it or stalled.
 
 use std::{
     future::Future as _,
@@ -29,7 +35,10 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 
 pub(super) use super::terminator::Terminator;
 use super::terminator::{Trail, trailing_newlines};
-use crate::{error::ProxyError, telemetry::Timing};
+use crate::{
+    error::{Ending, ProxyError},
+    telemetry::Timing,
+};
 
 /// The longest unfinished stream line held back; a longer one is passed
 /// on in pieces.
@@ -39,6 +48,27 @@ pub(super) const MAX_HELD_LINE: usize = 1 << 20;
 pub(super) enum State {
     Streaming,
     Done,
+}
+
+/// The error a body ends with when the upstream sent nothing for the idle
+/// timeout: readers tell it from a cut with [`stalled`].
+#[derive(Debug, thiserror::Error)]
+#[error("upstream stalled for {} ms", .0.as_millis())]
+struct Stalled(Duration);
+
+/// The idle timeout after which `error` (or an error it wraps) says the
+/// upstream stalled, if it does.
+pub(crate) fn stalled(error: &(dyn std::error::Error + 'static)) -> Option<Duration> {
+    let mut cause = Some(error);
+    // Each wrapper adds one level; a few are all a body error has.
+    for _ in 0..8 {
+        let e = cause?;
+        if let Some(Stalled(idle)) = e.downcast_ref::<Stalled>() {
+            return Some(*idle);
+        }
+        cause = e.source();
+    }
+    None
 }
 
 /// What the upstream body did.
@@ -66,6 +96,10 @@ pin_project_lite::pin_project! {
         state: State,
         timing: Option<Arc<Timing>>,
         started: Instant,
+        // Upstream time already counted into `timing` (since `started`).
+        counted: Duration,
+        // The body is the client's response: its failure ends the request.
+        ends_request: bool,
         // A frame read ahead by `first_frame`, passed on first.
         first: Option<Frame<Bytes>>,
         // The error that ends an aborted body, held for one poll so that
@@ -96,6 +130,11 @@ where
         timing: Option<Arc<Timing>>,
         started: Instant,
     ) -> Self {
+        // The wait for the response head is upstream time.
+        let counted = started.elapsed();
+        if let Some(t) = &timing {
+            t.upstream_time(counted);
+        }
         Self {
             inner,
             terminator,
@@ -105,6 +144,8 @@ where
             state: State::Streaming,
             timing,
             started,
+            counted,
+            ends_request: false,
             first: None,
             abort: None,
             held: BytesMut::new(),
@@ -118,6 +159,13 @@ where
     /// Hold `in_flight` until the body is dropped.
     pub(super) fn holding(mut self, in_flight: Option<super::fleet::InFlight>) -> Self {
         self.in_flight = in_flight;
+        self
+    }
+
+    /// This body is the client's response: when the upstream cuts it or
+    /// stalls, the request ends so (see [`Timing::report_ending`]).
+    pub(super) fn ending_the_request(mut self) -> Self {
+        self.ends_request = true;
         self
     }
 
@@ -136,7 +184,7 @@ where
             Event::End => Ok(()),
             Event::Failed(e) => {
                 metrics::counter!("augur_upstream_stream_errors_total").increment(1);
-                Err(ProxyError::UpstreamUnavailable(format!(
+                Err(ProxyError::UpstreamCut(format!(
                     "the upstream closed the connection before the response was complete: {e}"
                 )))
             }
@@ -145,24 +193,27 @@ where
     }
 
     fn poll_upstream(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Event> {
-        let this = self.project();
-        match this.inner.poll_frame(cx) {
+        let mut this = self.project();
+        let polled = this.inner.as_mut().poll_frame(cx);
+        if polled.is_ready() {
+            // Each byte received (and the end) moves the upstream time on.
+            if let Some(t) = this.timing.as_ref() {
+                let now = this.started.elapsed();
+                t.upstream_time(now.saturating_sub(*this.counted));
+                *this.counted = now;
+            }
+        }
+        match polled {
             Poll::Ready(Some(Ok(frame))) => {
                 *this.armed = false;
                 Poll::Ready(Event::Frame(frame))
             }
             Poll::Ready(None) => {
                 *this.state = State::Done;
-                if let Some(t) = this.timing.as_ref() {
-                    t.upstream_done(this.started.elapsed());
-                }
                 Poll::Ready(Event::End)
             }
             Poll::Ready(Some(Err(e))) => {
                 *this.state = State::Done;
-                if let Some(t) = this.timing.as_ref() {
-                    t.upstream_done(this.started.elapsed());
-                }
                 Poll::Ready(Event::Failed(axum::Error::new(e)))
             }
             Poll::Pending => {
@@ -179,6 +230,12 @@ where
                 match sleep.as_mut().poll(cx) {
                     Poll::Ready(()) => {
                         *this.state = State::Done;
+                        // Waiting on a silent upstream is upstream time.
+                        if let Some(t) = this.timing.as_ref() {
+                            let now = this.started.elapsed();
+                            t.upstream_time(now.saturating_sub(*this.counted));
+                            *this.counted = now;
+                        }
                         Poll::Ready(Event::Stalled(idle))
                     }
                     Poll::Pending => Poll::Pending,
@@ -215,7 +272,7 @@ where
                 }
                 return Poll::Ready(Some(Ok(self.passed(Frame::data(rest)))));
             }
-            let (message, error) = match std::task::ready!(self.as_mut().poll_upstream(cx)) {
+            let failed = match std::task::ready!(self.as_mut().poll_upstream(cx)) {
                 Event::Frame(frame) => match self.as_mut().whole_lines(frame) {
                     Some(frame) => return Poll::Ready(Some(Ok(self.passed(frame)))),
                     None => continue,
@@ -225,14 +282,24 @@ where
                     tracing::warn!(error = %e, "upstream body failed mid-stream");
                     metrics::counter!("augur_upstream_stream_errors_total").increment(1);
                     let message = "upstream connection closed before the response was complete";
-                    (message.to_string(), e)
+                    (message.to_string(), e, Ending::UpstreamCut)
                 }
                 Event::Stalled(idle) => {
-                    let message = format!("upstream stalled for {} ms", idle.as_millis());
-                    (message.clone(), axum::Error::new(message))
+                    let stalled = Stalled(idle);
+                    (
+                        stalled.to_string(),
+                        axum::Error::new(stalled),
+                        Ending::TimedOut,
+                    )
                 }
             };
+            let (message, error, ending) = failed;
             let this = self.project();
+            if *this.ends_request
+                && let Some(t) = this.timing.as_ref()
+            {
+                t.report_ending(ending);
+            }
             // An unfinished line is no line: it is dropped.
             this.held.clear();
             // Nothing sent yet counts as the start of a line (and event).

@@ -38,6 +38,7 @@ use crate::{
     telemetry::Timing,
 };
 pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
+pub(crate) use guard::stalled;
 use guard::{GuardedBody, Terminator};
 pub use headers::strip_hop_by_hop;
 use pool::{Pool, SendError};
@@ -232,10 +233,16 @@ impl Upstream {
         };
         let mut body = GuardedBody::new(incoming, terminator, self.idle_timeout, timing, started)
             .holding(in_flight);
+        if mode == Mode::Forward {
+            body = body.ending_the_request();
+        }
         if mode == Mode::Forward && terminator == Terminator::None {
             Pin::new(&mut body).first_frame().await.map_err(|error| {
                 // Reset before the first byte: nothing reached the client.
-                let retryable = matches!(error, ProxyError::UpstreamUnavailable(_));
+                let retryable = matches!(
+                    error,
+                    ProxyError::UpstreamUnavailable(_) | ProxyError::UpstreamCut(_)
+                );
                 Failure {
                     error,
                     retryable,
@@ -262,19 +269,28 @@ impl Upstream {
 
         let started = Instant::now();
         let sent = tokio::time::timeout(self.first_byte_timeout, self.send(req)).await;
+        // A call that got no answer spent its time on the upstream too;
+        // one that did is counted by its body (see `guard`).
+        let waited = || {
+            if let Some(t) = timing {
+                t.upstream_time(started.elapsed());
+            }
+        };
         let response = match sent {
             // The upstream may be working on it (a model loading): asking
             // another one would not be sooner.
             Err(_) => {
+                waited();
                 return Err(Failure::stalled(ProxyError::UpstreamTimeout(
                     self.first_byte_timeout.as_millis(),
                 )));
             }
-            Ok(result) => result?,
+            Ok(Err(failure)) => {
+                waited();
+                return Err(failure);
+            }
+            Ok(Ok(response)) => response,
         };
-        if let Some(t) = timing {
-            t.upstream_headers(started.elapsed());
-        }
         let (mut parts, incoming) = response.into_parts();
         strip_hop_by_hop(&mut parts.headers);
         Ok((parts, incoming, started))

@@ -1,9 +1,12 @@
 """The status page in headless Chromium (Debian's), driven by Playwright.
 
-augur, with an admin token, in front of the fake Ollama; some traffic (a
+augur, with an admin token, in front of the fake Ollama (whose loaded
+model has a copy under another name); the page asks for the token and,
+before any traffic, says no rate limit was used; then some traffic (a
 plain request, a repaired one, a retried one, one answered by a fallback
-model, a refused one); then the page: it asks for the token, shows live
-figures and every kind of event, updates without a reload, and logs no
+model, a refused one, a stream the upstream cuts); then the page shows
+live figures, every kind of event, how requests ended and the loaded
+model under both its names, updates without a reload, and logs no
 console error or warning and fails no request. Saves a screenshot.
 
     status_page.py [SCREENSHOT]
@@ -41,6 +44,7 @@ models:
   error-500:
     fallback: {models: [gemma3], on: [upstream_error]}
 """
+COPY = "team-llama"
 PERSON = {"type": "object", "required": ["name", "age"],
           "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
 
@@ -106,13 +110,20 @@ def traffic(base: str) -> None:
     status, _ = post(base, "/api/generate", limited)
     if status != 429:
         raise Failed(f"the second limited request: {status}, not 429")
+    # A stream the upstream cuts: a 200 that ends with an error line.
+    cut = {"model": "stream-cut", "messages": [{"role": "user", "content": "hi"}]}
+    status, _ = post(base, "/api/chat", cut)
+    if status != 200:
+        raise Failed(f"the cut stream: {status}, not 200")
 
 
 def start_stack(ports: dict, logs: str) -> list:
     policies = tempfile.mkdtemp(prefix="augur-browser-policies-")
     Path(policies, "limits.yaml").write_text(POLICY)
     log = lambda name: open(os.path.join(logs, name), "w")  # noqa: E731
-    fake = subprocess.Popen([str(BIN / "fake-ollama"), "--listen", f"127.0.0.1:{ports['fake']}"],
+    # Its first model is the one loaded; a copy serves under another name.
+    fake = subprocess.Popen([str(BIN / "fake-ollama"), "--listen", f"127.0.0.1:{ports['fake']}",
+                             "--copy", f"llama3.2={COPY}"],
                             stdout=log("fake.log"), stderr=subprocess.STDOUT)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUGUR_")}
     env["AUGUR_ADMIN_TOKEN"] = TOKEN
@@ -150,6 +161,11 @@ def check_page(admin: str, proxy: str, screenshot: Path) -> None:
             page.fill("#token", TOKEN)
             page.click("#login button[type=submit]")
             page.locator("#main").wait_for(state="visible", timeout=10_000)
+            # Before any traffic no rate limit was used, and the page says so.
+            unused = page.locator("#rate-usage tbody td").first.text_content()
+            if unused != "no request limit used lately":
+                raise Failed(f'the unused rate limits read "{unused}"')
+            traffic(proxy)
             for kind in ("refusal", "repair", "retry", "fallback"):
                 page.locator(f'#events tr[data-kind="{kind}"]').first.wait_for(timeout=10_000)
             page.locator("#budgets tbody .bar").first.wait_for(timeout=10_000)
@@ -157,6 +173,12 @@ def check_page(admin: str, proxy: str, screenshot: Path) -> None:
             page.locator("#queues tbody td", has_text="gemma3").first.wait_for(timeout=10_000)
             # The fake's loaded models (`/api/ps`, read at start, then every 10 s).
             page.locator("#upstreams td ul li").first.wait_for(timeout=15_000)
+            loaded = page.locator("#upstreams td ul li strong").first.text_content()
+            if loaded != f"llama3.2:latest, {COPY}:latest":
+                raise Failed(f'the loaded model is named "{loaded}", not by both its names')
+            page.wait_for_function(
+                "() => Number(document.querySelector('[data-figure=\"upstream cut\"]')"
+                ".textContent) === 1", timeout=10_000)
             requests = figure(page, "requests")
             if requests < 6:
                 raise Failed(f"the request count shows {requests}, not at least 6")
@@ -201,7 +223,6 @@ def main() -> int:
     try:
         wait_http(f"http://127.0.0.1:{ports['fake']}/")
         wait_http(f"http://127.0.0.1:{ports['admin']}/-/healthy")
-        traffic(f"http://127.0.0.1:{ports['proxy']}")
         check_page(f"http://127.0.0.1:{ports['admin']}", f"http://127.0.0.1:{ports['proxy']}",
                    screenshot)
     except Exception as e:  # noqa: BLE001 - every failure fails the run

@@ -124,13 +124,21 @@ async fn thirty_a_minute_hold_under_concurrent_load_on_two_replicas() {
         write_policy(policies.path(), "10-limits.yaml", limited);
         let a = replica_default(&fake, &redis, policies.path()).await;
         let b = replica_default(&fake, &redis, policies.path()).await;
+        let started = Instant::now();
         for round in 0..2 {
             let (admitted, _) = load(&[&a, &b], 200, Duration::from_secs(30)).await;
             if round == 0 {
                 assert_eq!(admitted, 30, "round {round}");
             } else {
-                // A second round within the minute: at most the refill.
-                assert!(admitted <= 2, "round {round}: {admitted}");
+                // A second round within the minute: at most what refilled
+                // since the first began (half a request a second; a loaded
+                // machine makes the rounds slower, not the limit looser).
+                let refilled = (started.elapsed().as_secs_f64() / 2.0).ceil() as usize;
+                assert!(
+                    admitted <= refilled + 1,
+                    "round {round}: {admitted} after {:?}",
+                    started.elapsed()
+                );
             }
         }
         for augur in [&a, &b] {

@@ -291,3 +291,67 @@ async fn one_upstream_is_polled_for_its_loaded_models() {
     assert_eq!(vram, 3_529_285_632.0);
     augur.stop().await;
 }
+
+/// Ollama lists a loaded model once, under the name it was loaded by; a
+/// copy of it (`ollama cp`) is served by the same runner. The status page
+/// names the loaded model by every name it answers to, and counts its
+/// VRAM once.
+#[tokio::test]
+async fn a_loaded_model_is_listed_under_each_of_its_names() {
+    let fake = FakeOllama::builder()
+        .copy("gemma3", "team-assistant")
+        .loaded(&["gemma3"])
+        .start()
+        .await;
+    let mut config = augur::config::Config {
+        upstreams: named(&[("status-copies", &fake.url())]),
+        ..Default::default()
+    };
+    config.drain_timeout = Duration::from_secs(5);
+    let state = augur::app::AppState::new(
+        config,
+        augur::policy::Policy::permissive(),
+        Some(common::metrics()),
+    )
+    .unwrap();
+    let augur = common::start_state(state).await;
+    augur
+        .state
+        .fleet
+        .spawn_loaded_poller(Duration::from_millis(100), augur.stopping());
+    let admin = augur.admin().await;
+    let mut loaded = Value::Null;
+    for _ in 0..50 {
+        let s: Value = snapshot(&admin, None).await.json().await.unwrap();
+        loaded = s["upstreams"][0]["loaded"].clone();
+        if loaded.as_array().is_some_and(|l| !l.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let loaded = loaded.as_array().unwrap();
+    assert_eq!(loaded.len(), 1, "{loaded:?}");
+    assert_eq!(loaded[0]["name"], "gemma3:latest");
+    assert_eq!(
+        loaded[0]["names"],
+        json!(["gemma3:latest", "team-assistant:latest"])
+    );
+    // Both names are loaded, for the choice of upstream too.
+    let upstreams: Value = client()
+        .get(format!("{admin}/-/upstreams"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        upstreams["upstreams"][0]["loaded"],
+        json!(["gemma3:latest", "team-assistant:latest"]),
+        "{upstreams}"
+    );
+    let text = common::get_text(&format!("{admin}/metrics")).await;
+    let up = r#"upstream="status-copies""#;
+    assert_eq!(metric(&text, "augur_upstream_models_loaded", &[up]), 1.0);
+    augur.stop().await;
+}

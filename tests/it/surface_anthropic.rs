@@ -69,6 +69,7 @@ async fn a_whole_tool_answer_round_trips() {
             value: answer,
             headers: HeaderMap::new(),
         },
+        None,
     );
     let body = text(r).await;
     dump("whole.json", &body);
@@ -92,6 +93,7 @@ async fn a_streamed_answer_renders_every_event() {
             rx,
             headers: HeaderMap::new(),
         },
+        None,
     );
     let chunk =
         |message: Value, done: bool| json!({"model": "gemma3", "message": message, "done": done});
@@ -148,6 +150,7 @@ async fn a_failure_mid_stream_is_an_error_event() {
             rx,
             headers: HeaderMap::new(),
         },
+        None,
     );
     tx.send(Ok(json!({"model": "gemma3", "message": {"role": "assistant", "content": "Par"}, "done": false})))
         .await

@@ -390,3 +390,76 @@ fn dropped(text: &str) -> f64 {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0.0)
 }
+
+/// The `augur` binary, exporting to a collector that takes connections
+/// and never answers through a queue of 16 spans: the spans it drops are
+/// counted, from 0 on (its exporter is built before its metrics recorder).
+#[tokio::test]
+async fn the_binary_counts_the_spans_it_drops() {
+    common::live::bounded(60, async {
+        // Accepts nothing: connections wait in its backlog, exports time out.
+        let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let config = format!(
+            "[traces]\nendpoint = \"http://{}\"\nqueue_size = 16\nexport_timeout_ms = 10000\n",
+            hung.local_addr().unwrap()
+        );
+        let fake = FakeOllama::builder().start().await;
+        let augur = common::process::Process::start(common::process::Start {
+            upstream: &fake.url(),
+            config: Some(&config),
+            ..Default::default()
+        })
+        .await;
+        let url = format!("{}/metrics", augur.admin);
+        let before = common::get_text(&url).await;
+        assert!(
+            before.contains("augur_trace_spans_dropped_total 0"),
+            "{before}"
+        );
+        for _ in 0..40 {
+            let r = common::client()
+                .get(format!("{}/api/tags", augur.url))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200);
+            r.text().await.unwrap();
+        }
+        // 40 requests of 3 spans each: one batch of 16 goes to the hung
+        // collector, 16 more wait, the rest are dropped.
+        let after = common::get_text(&url).await;
+        let dropped = dropped(&after);
+        assert!(dropped >= 40.0, "{dropped} dropped:\n{after}");
+    })
+    .await;
+}
+
+/// A stream the upstream cut after its head: the request span says how
+/// it ended (`augur.ending`) and carries an error status, though its
+/// status was 200.
+#[tokio::test]
+async fn a_stream_the_upstream_cut_ends_its_span_as_cut() {
+    let (exporter, provider, _guard) = traced();
+    let (_fake, augur) = common::pair().await;
+    let r = common::post(
+        &augur,
+        "/api/chat",
+        &json!({"model": "stream-cut", "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("\"error\""), "{text}");
+    let spans = spans(&exporter, &provider).await;
+    let root = spans
+        .iter()
+        .find(|s| s.span_kind == SpanKind::Server)
+        .expect("a request span");
+    assert_eq!(attr(root, "augur.ending").as_deref(), Some("upstream_cut"));
+    assert_eq!(
+        attr(root, "http.response.status_code").as_deref(),
+        Some("200")
+    );
+    assert!(matches!(root.status, Status::Error { .. }), "{root:#?}");
+    augur.stop().await;
+}

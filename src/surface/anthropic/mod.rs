@@ -25,6 +25,8 @@ mod tests;
 pub use answer::Meta;
 pub use request::{Translated, translate};
 
+use std::sync::Arc;
+
 use axum::{
     extract::{Request, State},
     response::Response,
@@ -37,6 +39,7 @@ use crate::{
     ingress::Admitted,
     pipeline::{Exchange, output::Output, plan::Route},
     state::AppState,
+    telemetry::Timing,
 };
 
 /// `POST /v1/messages`.
@@ -78,11 +81,11 @@ impl Adapter for Messages {
         Ok(Translation::Run(exchange, Run { meta, dropped }))
     }
 
-    fn render(&self, run: Run, mut out: Output) -> Response {
+    fn render(&self, run: Run, mut out: Output, timing: Option<Arc<Timing>>) -> Response {
         if let Some(d) = &run.dropped {
             d.mark(&mut out);
         }
-        render(run.meta, out)
+        render(run.meta, out, timing)
     }
 
     fn amended(&self, run: &Run) -> Option<Amended> {
@@ -92,12 +95,13 @@ impl Adapter for Messages {
 
 /// Render an Ollama-shaped [`Output`] as Anthropic's answer: one JSON
 /// object, or SSE events written as each chunk arrives. The output's
-/// headers (`X-Augur-*`) are passed on.
-pub fn render(meta: Meta, output: Output) -> Response {
+/// headers (`X-Augur-*`) are passed on; a stream that fails reports how
+/// it ended to `timing`.
+pub fn render(meta: Meta, output: Output, timing: Option<Arc<Timing>>) -> Response {
     match output {
         Output::Full { value, headers } => {
             json_answer(go::marshal(&response::message(&meta, &value)), headers)
         }
-        Output::Stream { rx, headers } => sse_answer(stream::body(meta, rx), true, headers),
+        Output::Stream { rx, headers } => sse_answer(stream::body(meta, rx, timing), true, headers),
     }
 }

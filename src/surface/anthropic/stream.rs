@@ -224,8 +224,12 @@ impl Converter {
 
 /// The SSE body for a chunk channel: each event is its own frame, handed
 /// to the server as soon as its chunk arrives.
-pub(crate) fn body(meta: Meta, rx: mpsc::Receiver<Item>) -> Body {
-    frames::body(rx, Converter::new(meta))
+pub(crate) fn body(
+    meta: Meta,
+    rx: mpsc::Receiver<Item>,
+    timing: Option<std::sync::Arc<crate::telemetry::Timing>>,
+) -> Body {
+    frames::body(rx, Converter::new(meta), timing)
 }
 
 impl Frames for Converter {

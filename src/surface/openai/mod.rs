@@ -9,6 +9,8 @@ pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod usage;
 
+use std::sync::Arc;
+
 use axum::{
     extract::{Request, State},
     response::Response,
@@ -16,7 +18,10 @@ use axum::{
 use serde_json::{Map, Value};
 
 use super::{Adapter, Metered, Translation};
-use crate::{error::ProxyError, ingress::Admitted, pipeline::output::Output, state::AppState};
+use crate::{
+    error::ProxyError, ingress::Admitted, pipeline::output::Output, state::AppState,
+    telemetry::Timing,
+};
 
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(
@@ -41,8 +46,9 @@ impl Adapter for OpenAi {
         Ok(Translation::chat(body, translated))
     }
 
-    fn render(&self, t: Self::Meta, out: Output) -> Response {
-        response::render(response::Meta::new(&t.model, t.include_usage), out)
+    fn render(&self, t: Self::Meta, out: Output, timing: Option<Arc<Timing>>) -> Response {
+        let meta = response::Meta::new(&t.model, t.include_usage);
+        response::render(meta, out, timing)
     }
 
     fn metered(&self, body: &[u8]) -> Option<Metered> {

@@ -221,8 +221,13 @@ impl StreamState {
     }
 }
 
-/// Render an Ollama-shaped [`Output`] as OpenAI's answer.
-pub(crate) fn render(meta: Meta, output: Output) -> Response {
+/// Render an Ollama-shaped [`Output`] as OpenAI's answer; a stream that
+/// fails reports how it ended to `timing`.
+pub(crate) fn render(
+    meta: Meta,
+    output: Output,
+    timing: Option<std::sync::Arc<crate::telemetry::Timing>>,
+) -> Response {
     match output {
         Output::Full { value, headers } => {
             let text = crate::wire::to_go_json(&completion(&meta, &value));
@@ -234,7 +239,7 @@ pub(crate) fn render(meta: Meta, output: Output) -> Response {
                 first: true,
                 saw_calls: false,
             };
-            sse_answer(frames::body(rx, state), false, headers)
+            sse_answer(frames::body(rx, state, timing), false, headers)
         }
     }
 }

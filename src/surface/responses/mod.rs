@@ -26,6 +26,8 @@ mod stream;
 pub(crate) use answer::Meta;
 pub(crate) use request::translate;
 
+use std::sync::Arc;
+
 use axum::{
     extract::{Request, State},
     response::Response,
@@ -38,6 +40,7 @@ use crate::{
     ingress::Admitted,
     pipeline::{Exchange, output::Output, plan::Route},
     state::AppState,
+    telemetry::Timing,
 };
 
 /// `POST /v1/responses`.
@@ -77,11 +80,11 @@ impl Adapter for Responses {
         Ok(Translation::Run(exchange, Run { meta, dropped }))
     }
 
-    fn render(&self, run: Run, mut out: Output) -> Response {
+    fn render(&self, run: Run, mut out: Output, timing: Option<Arc<Timing>>) -> Response {
         if let Some(d) = &run.dropped {
             d.mark(&mut out);
         }
-        render(run.meta, out)
+        render(run.meta, out, timing)
     }
 
     fn amended(&self, run: &Run) -> Option<Amended> {
@@ -89,8 +92,9 @@ impl Adapter for Responses {
     }
 }
 
-/// Render an Ollama-shaped [`Output`] as a Responses answer.
-pub(crate) fn render(meta: Meta, out: Output) -> Response {
+/// Render an Ollama-shaped [`Output`] as a Responses answer; a stream
+/// that fails reports how it ended to `timing`.
+pub(crate) fn render(meta: Meta, out: Output, timing: Option<Arc<Timing>>) -> Response {
     match out {
         Output::Full { value, headers } => {
             let text = crate::wire::to_go_json(&response::whole(&meta, &value, answer::now()));
@@ -98,7 +102,7 @@ pub(crate) fn render(meta: Meta, out: Output) -> Response {
         }
         Output::Stream { rx, headers } => {
             let converter = stream::Converter::new(meta, answer::now);
-            sse_answer(frames::body(rx, converter), true, headers)
+            sse_answer(frames::body(rx, converter, timing), true, headers)
         }
     }
 }

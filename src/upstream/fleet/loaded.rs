@@ -1,8 +1,9 @@
 //! Reading each upstream's `GET /api/ps` (see [`super::ps`] for what is
 //! kept): with one upstream a poller reads it every [`LOADED_POLL_EVERY`];
 //! with several, the monitor reads it on each of its rounds (see
-//! [`super::monitor`]). Each read is bounded in time and size, like the
-//! monitor's.
+//! [`super::monitor`]). When a model is loaded, `GET /api/tags` is read
+//! too, for the other names it answers to (see [`super::ps`]). Each read
+//! is bounded in time and size, like the monitor's.
 
 use std::time::{Duration, SystemTime};
 
@@ -13,7 +14,7 @@ use super::{
     Fleet,
     get::get_json,
     member::Member,
-    ps::{Loaded, cut, parse},
+    ps::{Loaded, also_named, cut, parse},
 };
 use crate::upstream::Upstream;
 
@@ -25,8 +26,22 @@ pub const LOADED_POLL_EVERY: Duration = Duration::from_secs(10);
 pub(super) async fn read(member: &Member, client: &Upstream) {
     match get_json(client, "/api/ps").await {
         Ok(listing) => {
-            let models = parse(&listing);
-            member.set_loaded(models.iter().map(|m| m.name.clone()).collect());
+            let mut models = parse(&listing);
+            if models.iter().any(|m| m.digest.is_some()) {
+                match get_json(client, "/api/tags").await {
+                    Ok(tags) => also_named(&mut models, &tags),
+                    Err(e) => {
+                        tracing::debug!(upstream = member.name(), error = %e, "reading models failed")
+                    }
+                }
+            }
+            // A copy of a loaded model is loaded too.
+            let names = models
+                .iter()
+                .flat_map(|m| std::iter::once(&m.name).chain(&m.aliases))
+                .cloned()
+                .collect();
+            member.set_loaded(names);
             member.gauges.set(member.name(), &models);
             member.set_loaded_detail(Loaded {
                 models,
@@ -87,8 +102,11 @@ impl Fleet {
                     .models
                     .iter()
                     .map(|l| {
+                        let names: Vec<&String> =
+                            std::iter::once(&l.name).chain(&l.aliases).collect();
                         json!({
                             "name": l.name,
+                            "names": names,
                             "size": l.size,
                             "size_vram": l.size_vram,
                             "expires_at": l.expires_at,

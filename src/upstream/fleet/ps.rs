@@ -1,6 +1,14 @@
 //! What an upstream's `GET /api/ps` says it has loaded: name, size, size
 //! in VRAM and when it unloads (bounded: at most [`MAX_MODELS`] models,
-//! names cut to [`MAX_TEXT`] characters), and its gauges:
+//! names cut to [`MAX_TEXT`] characters), the other names each answers to,
+//! and its gauges.
+//!
+//! Ollama runs one runner per model and lists it once, under the name it
+//! was loaded by: a copy of it (`ollama cp`, the same manifest digest)
+//! is served by the same runner, yet not listed. Its other names are the
+//! ones `GET /api/tags` gives the same digest ([`also_named`]).
+//!
+//! The gauges:
 //!
 //! * `augur_upstream_models_loaded{upstream}`: how many are loaded;
 //! * `augur_upstream_model_vram_bytes{upstream,model}`: each one's VRAM,
@@ -17,11 +25,17 @@ const MAX_MODELS: usize = 256;
 pub const MAX_VRAM_SERIES: usize = 64;
 /// Longest model name or time kept, in characters.
 const MAX_TEXT: usize = 200;
+/// Most other names kept per loaded model.
+pub(crate) const MAX_ALIASES: usize = 16;
 
 /// One loaded model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LoadedModel {
     pub name: String,
+    /// The other names it answers to (the same digest), sorted.
+    pub aliases: Vec<String>,
+    /// Its manifest digest, as the listing gave it.
+    pub digest: Option<String>,
     pub size: u64,
     pub size_vram: u64,
     pub expires_at: Option<String>,
@@ -96,6 +110,8 @@ pub(crate) fn parse(listing: &Value) -> Vec<LoadedModel> {
             let count = |k: &str| entry.get(k).and_then(Value::as_u64).unwrap_or(0);
             Some(LoadedModel {
                 name: cut(&crate::wire::normalize_model_name(name)),
+                aliases: Vec::new(),
+                digest: digest(entry),
                 size: count("size"),
                 size_vram: count("size_vram"),
                 expires_at: entry.get("expires_at").and_then(Value::as_str).map(cut),
@@ -103,6 +119,42 @@ pub(crate) fn parse(listing: &Value) -> Vec<LoadedModel> {
         })
         .take(MAX_MODELS)
         .collect()
+}
+
+/// The digest of a listing entry, if it has one.
+fn digest(entry: &Value) -> Option<String> {
+    entry
+        .get("digest")
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .map(cut)
+}
+
+/// Give each of `models` the other names `tags` (a `/api/tags` listing)
+/// lists with its digest.
+pub(crate) fn also_named(models: &mut [LoadedModel], tags: &Value) {
+    let entries = tags
+        .get("models")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for model in models.iter_mut() {
+        let Some(own) = model.digest.as_deref() else {
+            continue;
+        };
+        let mut aliases: Vec<String> = entries
+            .iter()
+            .filter(|entry| digest(entry).as_deref() == Some(own))
+            .filter_map(|entry| entry.get("name").and_then(Value::as_str))
+            .map(|name| cut(&crate::wire::normalize_model_name(name)))
+            .filter(|name| *name != model.name)
+            .take(MAX_ALIASES * 4)
+            .collect();
+        aliases.sort();
+        aliases.dedup();
+        aliases.truncate(MAX_ALIASES);
+        model.aliases = aliases;
+    }
 }
 
 #[cfg(test)]
@@ -133,9 +185,40 @@ mod tests {
         assert!(parse(&json!([1, 2])).is_empty());
     }
 
+    #[test]
+    fn a_copy_of_a_loaded_model_is_one_of_its_names() {
+        let ps = json!({"models": [
+            {"name": "gemma3:latest", "digest": "abc", "size": 1},
+            {"name": "qwen3:latest", "digest": "def", "size": 1},
+            {"name": "nodigest", "size": 1},
+        ]});
+        let tags = json!({"models": [
+            {"name": "team/gemma:latest", "digest": "abc"},
+            {"name": "gemma3", "digest": "abc"},
+            {"name": "a-copy", "digest": "abc"},
+            {"name": "qwen3:latest", "digest": "def"},
+            {"name": "other", "digest": "xyz"},
+            {"name": "nodigest", "digest": ""},
+        ]});
+        let mut models = parse(&ps);
+        also_named(&mut models, &tags);
+        assert_eq!(models[0].aliases, ["a-copy:latest", "team/gemma:latest"]);
+        assert!(models[1].aliases.is_empty());
+        assert!(models[2].aliases.is_empty());
+        let many: Vec<Value> = (0..1000)
+            .map(|i| json!({"name": format!("c{i}"), "digest": "abc"}))
+            .collect();
+        also_named(&mut models, &json!({ "models": many }));
+        assert_eq!(models[0].aliases.len(), MAX_ALIASES);
+        also_named(&mut models, &json!([1, 2]));
+        assert!(models[0].aliases.is_empty());
+    }
+
     fn model(name: &str, size_vram: u64) -> LoadedModel {
         LoadedModel {
             name: name.to_string(),
+            aliases: Vec::new(),
+            digest: None,
             size: size_vram,
             size_vram,
             expires_at: None,

@@ -48,6 +48,9 @@ pub struct Model {
     pub family: &'static str,
     pub parameter_size: &'static str,
     pub capabilities: Vec<&'static str>,
+    /// The model this one is a copy of (`ollama cp`): the same manifest,
+    /// so the same digest.
+    pub copy_of: Option<String>,
 }
 
 impl Model {
@@ -58,6 +61,16 @@ impl Model {
             family: "llama",
             parameter_size: "3.2B",
             capabilities: vec!["completion"],
+            copy_of: None,
+        }
+    }
+
+    /// A copy of `self` named `name` (normalized).
+    pub fn copied_as(&self, name: &str) -> Self {
+        Model {
+            name: name.to_owned(),
+            copy_of: Some(self.copy_of.clone().unwrap_or_else(|| self.name.clone())),
+            ..self.clone()
         }
     }
     pub fn has(&self, cap: &str) -> bool {
@@ -73,7 +86,7 @@ impl Model {
     }
     fn digest(&self) -> String {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in self.name.bytes() {
+        for b in self.copy_of.as_ref().unwrap_or(&self.name).bytes() {
             h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
         }
         format!("{h:016x}").repeat(4)
@@ -94,6 +107,7 @@ pub fn default_models() -> Vec<Model> {
         family,
         parameter_size: size,
         capabilities: caps.to_vec(),
+        copy_of: None,
     };
     let mut v = vec![
         m(

@@ -223,6 +223,8 @@ pub struct Builder {
     tool_models: Vec<String>,
     /// Unsure spans per model ([`Builder::unsure`]).
     unsure: Vec<(String, logprobs::Spans)>,
+    /// Copies made as `ollama cp` makes them: (source, destination).
+    copies: Vec<(String, String)>,
 }
 
 impl Builder {
@@ -281,6 +283,14 @@ impl Builder {
         self.models = Some(names.iter().map(|n| catalog::normalize(n)).collect());
         self
     }
+    /// A copy of model `source` named `destination`, as `ollama cp` makes it: the same
+    /// manifest (digest), listed by `/api/tags` under both names. `/api/ps` lists a loaded
+    /// model once, under the name it was loaded by, as Ollama does (one runner per model).
+    pub fn copy(mut self, source: &str, destination: &str) -> Self {
+        self.copies
+            .push((catalog::normalize(source), catalog::normalize(destination)));
+        self
+    }
     /// The models `/api/ps` lists as loaded (default: the catalog's first).
     pub fn loaded(mut self, names: &[&str]) -> Self {
         self.loaded = Some(names.iter().map(|n| catalog::normalize(n)).collect());
@@ -327,6 +337,15 @@ impl Builder {
                 if !models.iter().any(|m| &m.name == name) {
                     models.push(catalog::Model::plain(name));
                 }
+            }
+        }
+        for (source, destination) in &self.copies {
+            if let Some(copy) = models
+                .iter()
+                .find(|m| &m.name == source)
+                .map(|m| m.copied_as(destination))
+            {
+                models.push(copy);
             }
         }
         let mut scripts = HashMap::new();
@@ -415,6 +434,7 @@ impl FakeOllama {
             version: OLLAMA_VERSION.to_owned(),
             tool_models: Vec::new(),
             unsure: Vec::new(),
+            copies: Vec::new(),
         }
     }
     pub fn addr(&self) -> SocketAddr {

@@ -24,6 +24,9 @@ struct Args {
     /// Worker threads (default: tokio's choice).
     #[arg(long)]
     threads: Option<usize>,
+    /// A copy of a model, as `ollama cp` makes it: `SOURCE=DESTINATION` (repeatable).
+    #[arg(long = "copy", value_name = "SOURCE=DESTINATION")]
+    copies: Vec<String>,
 }
 
 fn main() -> std::io::Result<()> {
@@ -33,7 +36,16 @@ fn main() -> std::io::Result<()> {
         rt.worker_threads(n);
     }
     rt.enable_all().build()?.block_on(async {
-        let fake = fake_ollama::FakeOllama::builder()
+        let mut builder = fake_ollama::FakeOllama::builder();
+        for copy in &args.copies {
+            let Some((source, destination)) = copy.split_once('=') else {
+                return Err(std::io::Error::other(format!(
+                    "--copy {copy}: expected SOURCE=DESTINATION"
+                )));
+            };
+            builder = builder.copy(source, destination);
+        }
+        let fake = builder
             .listen(args.listen)
             .slow_ms(args.slow_ms)
             .chunk_delay(Duration::from_millis(args.chunk_delay_ms))

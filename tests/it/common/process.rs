@@ -132,6 +132,34 @@ impl Process {
     }
 }
 
+/// The access log lines (`augur::access`) of a JSON log written to
+/// `path` (`[log] format = "json"`): each line's fields.
+pub fn access_log(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["target"] == "augur::access")
+        .map(|l| l["fields"].clone())
+        .collect()
+}
+
+/// The access log line of request `id`, once written (at most 10 s).
+pub async fn access_line(path: &Path, id: &str) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(line) = access_log(path).into_iter().find(|l| l["request_id"] == id) {
+            return line;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no access log line for {id}:\n{}",
+            std::fs::read_to_string(path).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Two distinct ports free at the time of asking (both held while asking,
 /// so they cannot be the same one).
 fn two_free_ports() -> (u16, u16) {

@@ -28,6 +28,7 @@ async fn a_whole_answer_renders_as_json() {
             value: v,
             headers: augur_headers(),
         },
+        None,
     );
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(r.headers()["content-type"], "application/json");
@@ -41,7 +42,7 @@ async fn a_whole_answer_renders_as_json() {
 /// A stream answer rendered with `headers`, and the sender that feeds it.
 fn streaming(headers: HeaderMap) -> (mpsc::Sender<Item>, Response) {
     let (tx, rx) = mpsc::channel(8);
-    (tx, render(meta(), Output::Stream { rx, headers }))
+    (tx, render(meta(), Output::Stream { rx, headers }, None))
 }
 
 /// The events `r` writes once `items` are sent on `tx`. The sender stays

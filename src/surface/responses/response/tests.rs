@@ -192,7 +192,7 @@ async fn whole_answers_are_json_with_the_report_headers() {
     let mut headers = HeaderMap::new();
     headers.insert("x-augur-emulated", HeaderValue::from_static("tools"));
     let value = answer(json!({"role": "assistant", "content": "hi"}), "stop");
-    let r = render(meta(Echo::default()), Output::Full { value, headers });
+    let r = render(meta(Echo::default()), Output::Full { value, headers }, None);
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "application/json");
     assert_eq!(r.headers()["x-augur-emulated"], "tools");
@@ -219,7 +219,7 @@ async fn streams_are_event_streams_that_end_after_an_error() {
         .unwrap();
     let mut headers = HeaderMap::new();
     headers.insert("x-augur-attempts", HeaderValue::from_static("2"));
-    let r = render(meta(Echo::default()), Output::Stream { rx, headers });
+    let r = render(meta(Echo::default()), Output::Stream { rx, headers }, None);
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     assert_eq!(r.headers()["cache-control"], "no-cache");
     assert_eq!(r.headers()["x-augur-attempts"], "2");
@@ -253,6 +253,7 @@ async fn streams_read_the_channel_to_its_end_after_the_done_chunk() {
             rx,
             headers: HeaderMap::new(),
         },
+        None,
     );
     let producer = tokio::spawn(async move {
         for chunk in [
