@@ -32,9 +32,10 @@ use hyper::{body::Incoming, client::conn::http1};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::socket::{self, Heard, Socket};
 use crate::error::ProxyError;
 
-type Conn = http1::Connection<TokioIo<TcpStream>, Body>;
+type Conn = http1::Connection<TokioIo<Socket>, Body>;
 
 thread_local! {
     static CONNECTIONS_OPENED: metrics::Counter =
@@ -67,6 +68,8 @@ pub(super) struct Lease {
     /// `None` once the connection has closed.
     conn: Option<Conn>,
     pool: Pool,
+    /// Whether the upstream sent anything since the last request began.
+    heard: Heard,
     /// Opened for this request rather than taken from the pool.
     pub fresh: bool,
 }
@@ -83,6 +86,9 @@ enum Opening {
 pub(super) struct SendError {
     pub error: hyper::Error,
     pub request: Option<Request<Body>>,
+    /// The request was written (in part or whole), then the connection
+    /// closed or was reset before one byte of an answer arrived.
+    pub unanswered: bool,
 }
 
 impl Pool {
@@ -162,8 +168,9 @@ impl Pool {
             Ok(Ok(stream)) => stream,
         };
         let _ = stream.set_nodelay(true);
+        let (socket, heard) = Socket::new(stream);
         let (sender, conn) = http1::Builder::new()
-            .handshake(TokioIo::new(stream))
+            .handshake(TokioIo::new(socket))
             .await
             .map_err(Opening::Handshake)?;
         CONNECTIONS_OPENED.with(|c| c.increment(1));
@@ -171,6 +178,7 @@ impl Pool {
             sender,
             conn: Some(conn),
             pool: self.clone(),
+            heard,
             fresh: true,
         })
     }
@@ -274,6 +282,7 @@ impl Lease {
         mut self,
         req: Request<Body>,
     ) -> Result<Response<DrivenBody>, SendError> {
+        self.heard.clear();
         let mut response = std::pin::pin!(self.sender.try_send_request(req));
         let result = std::future::poll_fn(|cx| {
             self.drive(cx);
@@ -287,9 +296,13 @@ impl Lease {
             })),
             Err(mut e) => {
                 let request = e.take_message();
+                let error = e.into_error();
+                let unanswered =
+                    request.is_none() && !self.heard.any() && socket::closed_or_reset(&error);
                 Err(SendError {
-                    error: e.into_error(),
+                    error,
                     request,
+                    unanswered,
                 })
             }
         }

@@ -246,6 +246,7 @@ fn clients(config: &Config) -> Result<Arc<[Upstream]>, ProxyError> {
                 spec.first_byte_timeout.unwrap_or(config.first_byte_timeout),
                 spec.idle_timeout.unwrap_or(config.idle_timeout),
             )
+            .map(|client| client.named(&spec.name))
         })
         .collect::<Result<Vec<_>, _>>()?;
     if clients.is_empty() {
