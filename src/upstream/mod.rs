@@ -45,18 +45,18 @@ pub(crate) use failure::Failure;
 pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
 use guard::{GuardedBody, Terminator};
 pub use headers::strip_hop_by_hop;
+pub(crate) use pool::Ahead;
 use pool::Pool;
 pub use resend::Replay;
 
 /// Idle upstream connections kept per pool.
 const MAX_IDLE: usize = 1024;
 /// Connections opened to each upstream when augur starts, shared out
-/// among the worker threads (each has its own pool): a burst of clients
-/// right after a start or restart then finds them ready (see
-/// [`Fleet::warm`]). At most what the pools keep idle anyway after such a
-/// burst (and at most `max_connections`); closed after `POOL_IDLE_TIMEOUT`
-/// if unused.
-pub const WARM_CONNECTIONS: usize = 1024;
+/// among the worker threads (each has its own pool), and kept open while
+/// requests need fewer; at most the upstream's `warm_connections`. Past
+/// the start, connections are opened ahead in proportion to demand (see
+/// `pool/ahead.rs`).
+pub const WARM_FLOOR: usize = 4;
 /// The longest a worker waits for its connections opened ahead before it
 /// serves anyway.
 pub const WARM_WITHIN: Duration = Duration::from_secs(2);
@@ -159,23 +159,27 @@ impl Upstream {
         self
     }
 
-    /// Drop idle upstream connections past their timeout or closed by the
-    /// upstream every few seconds, for as long as the current runtime runs.
-    pub fn spawn_sweeper(&self) {
+    /// Every few seconds, for as long as the current runtime runs: drop
+    /// idle upstream connections past their timeout or closed by the
+    /// upstream, then open connections ahead of requests as `ahead` says
+    /// (see `pool/ahead.rs`; nothing with `Ahead::default()`).
+    pub(crate) fn spawn_sweeper(&self, ahead: Ahead) {
         let pool = self.pool.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(SWEEP_EVERY);
+            let start = tokio::time::Instant::now() + SWEEP_EVERY;
+            let mut tick = tokio::time::interval_at(start, SWEEP_EVERY);
             loop {
                 tick.tick().await;
                 pool.sweep().await;
+                pool.top_up(ahead).await;
             }
         });
     }
 
-    /// Open up to `n` idle connections ahead of the first requests (see
-    /// `Pool::warm`); returns how many were opened.
-    pub async fn warm(&self, n: usize) -> usize {
-        self.pool.warm(n).await
+    /// Open `ahead.floor` idle connections ahead of the first requests
+    /// (see `pool/ahead.rs`); returns how many were opened.
+    pub(crate) async fn warm(&self, ahead: Ahead) -> usize {
+        self.pool.warm(ahead.floor).await
     }
 
     /// The upstream base URL.

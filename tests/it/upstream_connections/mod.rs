@@ -8,6 +8,7 @@
 mod resend;
 mod rules;
 mod servers;
+mod warm;
 
 use std::{net::SocketAddr, time::Duration};
 
