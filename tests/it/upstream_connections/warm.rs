@@ -3,11 +3,14 @@
 //! needs, also in front of an upstream that serves each connection on a
 //! thread of its own (and never accepts more than 5 at once).
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use augur::config::Config;
 
-use super::{at_once, config, one_by_one, serve_workers, servers};
+use super::{
+    at_once, config, one_by_one, serve_workers,
+    servers::{self, Seen},
+};
 use crate::common;
 
 /// Requests sent at once.
@@ -15,8 +18,8 @@ const BURST: usize = 50;
 
 /// The connections an upstream accepted once augur (two workers, `f`'s
 /// config) serves, `at_start` expected, and after a burst of [`BURST`]
-/// requests, all answered.
-async fn accepted(at_start: usize, f: impl FnOnce(&mut Config)) -> usize {
+/// requests, all answered: what the upstream saw.
+async fn accepted(at_start: usize, f: impl FnOnce(&mut Config)) -> Arc<Seen> {
     let upstream = servers::threaded();
     let mut config = config(&upstream.url);
     f(&mut config);
@@ -29,18 +32,20 @@ async fn accepted(at_start: usize, f: impl FnOnce(&mut Config)) -> usize {
     assert_eq!(seen.accepted(), at_start.max(1), "connections at start");
     assert_eq!(at_once(&augur.url, BURST).await, Vec::<u16>::new());
     assert_eq!(one_by_one(&augur.url, 10).await, Vec::<u16>::new());
-    seen.accepted()
+    upstream.seen.clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_per_connection_upstream_gets_connections_in_proportion_to_demand() {
     // A few at start (4 by default, of at most 16), then what the burst
     // needed: never the 1,024 augur used to open.
-    let after = accepted(4, |_| {}).await;
+    let seen = accepted(4, |_| {}).await;
+    let after = seen.accepted();
     assert!(
         after <= BURST + 4,
         "{after} connections after a burst of {BURST}"
     );
+    assert!(seen.peak() <= BURST + 4, "{} threads at once", seen.peak());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
