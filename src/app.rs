@@ -318,17 +318,13 @@ pub async fn serve_workers_ready(
                 runtime.block_on(async move {
                     match TcpListener::from_std(std_listener) {
                         Ok(listener) => {
-                            worker_state.fleet.spawn_sweepers();
                             // This worker's share of the connections opened
-                            // ahead, so that the first burst of clients
-                            // does not open them all at once (it waits in
-                            // the listen backlog meanwhile).
-                            use crate::upstream::{WARM_CONNECTIONS, WARM_WITHIN};
-                            let warm = WARM_CONNECTIONS
-                                .min(worker_state.config.max_connections)
-                                .div_ceil(workers.max(1));
-                            let warming = worker_state.fleet.warm(warm);
-                            let _ = tokio::time::timeout(WARM_WITHIN, warming).await;
+                            // ahead, so that the first clients find them
+                            // ready (they wait in the listen backlog
+                            // meanwhile); more follow demand.
+                            let warming = worker_state.fleet.keep_ahead(i, workers.max(1));
+                            let within = crate::upstream::WARM_WITHIN;
+                            let _ = tokio::time::timeout(within, warming).await;
                             if let Some(ready) = ready {
                                 let _ = ready.send(());
                             }

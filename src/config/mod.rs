@@ -125,6 +125,7 @@ struct FileUpstream {
     connect_timeout_ms: Option<u64>,
     first_byte_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
+    warm_connections: Option<usize>,
     capabilities_ttl_ms: Option<u64>,
     forward_client_auth: Option<bool>,
     health_interval_ms: Option<u64>,
@@ -194,6 +195,9 @@ pub struct Config {
     pub first_byte_timeout: Duration,
     /// Longest silence allowed between two chunks of an upstream body.
     pub idle_timeout: Duration,
+    /// Most connections opened ahead of requests to each upstream (all
+    /// worker threads together; 0: none), unless one sets its own.
+    pub warm_connections: usize,
     pub capabilities_ttl: Duration,
     /// With several upstreams: how often each is probed (`/api/version`)
     /// and its loaded models (`/api/ps`) read.
@@ -235,6 +239,7 @@ impl Default for Config {
                 connect_timeout: None,
                 first_byte_timeout: None,
                 idle_timeout: None,
+                warm_connections: None,
             }],
             policies: PathBuf::from("./policies"),
             schemas: PathBuf::from("./schemas"),
@@ -249,6 +254,7 @@ impl Default for Config {
             connect_timeout: Duration::from_secs(5),
             first_byte_timeout: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(600),
+            warm_connections: 16,
             capabilities_ttl: Duration::from_secs(300),
             health_interval: Duration::from_secs(5),
             models_refresh: Duration::from_secs(30),
@@ -366,6 +372,7 @@ impl Config {
             connect_timeout: ms(file.upstream.connect_timeout_ms, d.connect_timeout),
             first_byte_timeout: ms(file.upstream.first_byte_timeout_ms, d.first_byte_timeout),
             idle_timeout: ms(file.upstream.idle_timeout_ms, d.idle_timeout),
+            warm_connections: file.upstream.warm_connections.unwrap_or(d.warm_connections),
             capabilities_ttl: ms(file.upstream.capabilities_ttl_ms, d.capabilities_ttl),
             health_interval: ms(file.upstream.health_interval_ms, d.health_interval)
                 .max(Duration::from_millis(100)),

@@ -16,8 +16,11 @@ fn defaults_match_the_documented_ones() {
     assert_eq!(c.schema_cache_bytes, 32 * 1024 * 1024);
     assert_eq!(c.format_limit, 256 * 1024);
     assert_eq!(c.listing_timeout, Duration::from_secs(10));
+    assert_eq!(c.warm_connections, 16);
     let c = Config::from_toml(&Cli::default(), "[upstream]\nlisting_timeout_ms = 250\n").unwrap();
     assert_eq!(c.listing_timeout, Duration::from_millis(250));
+    let c = Config::from_toml(&Cli::default(), "[upstream]\nwarm_connections = 0\n").unwrap();
+    assert_eq!(c.warm_connections, 0);
 }
 
 #[test]
@@ -37,6 +40,7 @@ fn the_shipped_config_file_holds_the_defaults() {
     assert_eq!(c.format_limit, d.format_limit);
     assert_eq!(c.first_byte_timeout, d.first_byte_timeout);
     assert_eq!(c.idle_timeout, d.idle_timeout);
+    assert_eq!(c.warm_connections, d.warm_connections);
     assert_eq!(c.drain_timeout, d.drain_timeout);
     assert_eq!(c.client_header_timeout, d.client_header_timeout);
     assert_eq!(c.connect_timeout, d.connect_timeout);

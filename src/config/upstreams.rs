@@ -5,7 +5,7 @@
 //! Precedence: flags / environment replace the file's list whole; the
 //! file's `[[upstreams]]` and `[upstream] url` are exclusive; without
 //! either, the default `http://127.0.0.1:11434`. Each upstream's timeouts
-//! default to the `[upstream]` table's.
+//! and `warm_connections` default to the `[upstream]` table's.
 
 use std::time::Duration;
 
@@ -33,6 +33,7 @@ pub(super) struct FileUpstreamEntry {
     connect_timeout_ms: Option<u64>,
     first_byte_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
+    warm_connections: Option<usize>,
 }
 
 /// One upstream, resolved.
@@ -51,6 +52,9 @@ pub struct UpstreamSpec {
     pub connect_timeout: Option<Duration>,
     pub first_byte_timeout: Option<Duration>,
     pub idle_timeout: Option<Duration>,
+    /// Most connections opened ahead of requests (all worker threads
+    /// together); `None` = the `[upstream]` table's value.
+    pub warm_connections: Option<usize>,
 }
 
 impl UpstreamSpec {
@@ -65,6 +69,7 @@ impl UpstreamSpec {
             connect_timeout: None,
             first_byte_timeout: None,
             idle_timeout: None,
+            warm_connections: None,
         })
     }
 
@@ -96,6 +101,7 @@ impl UpstreamSpec {
         spec.connect_timeout = ms(entry.connect_timeout_ms);
         spec.first_byte_timeout = ms(entry.first_byte_timeout_ms);
         spec.idle_timeout = ms(entry.idle_timeout_ms);
+        spec.warm_connections = entry.warm_connections;
         Ok(spec)
     }
 }
@@ -225,7 +231,7 @@ mod tests {
     #[test]
     fn upstream_tables_are_read_with_their_defaults() {
         let text = "[upstream]\nconnect_timeout_ms = 700\n\
-            [[upstreams]]\nurl = \"http://10.0.0.1:11434\"\nname = \"gpu1\"\nweight = 3\nmodels = [\"Gemma3\", \"qwen3:8b\"]\nfirst_byte_timeout_ms = 9000\n\
+            [[upstreams]]\nurl = \"http://10.0.0.1:11434\"\nname = \"gpu1\"\nweight = 3\nmodels = [\"Gemma3\", \"qwen3:8b\"]\nfirst_byte_timeout_ms = 9000\nwarm_connections = 0\n\
             [[upstreams]]\nurl = \"http://10.0.0.2:11434/\"\n";
         let c = Config::from_toml(&Cli::default(), text).unwrap();
         assert_eq!(names(&c), ["gpu1", "10.0.0.2:11434"]);
@@ -237,9 +243,11 @@ mod tests {
         );
         assert_eq!(first.first_byte_timeout, Some(Duration::from_secs(9)));
         assert_eq!(first.connect_timeout, None);
+        assert_eq!(first.warm_connections, Some(0));
         assert_eq!(c.connect_timeout, Duration::from_millis(700));
         let second = &c.upstreams[1];
         assert_eq!((second.weight, second.models.as_ref()), (1, None));
+        assert_eq!(second.warm_connections, None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::{
     ingress::{Admitted, BodyLimit, Class},
     state::AppState,
     telemetry::Timing,
-    upstream::{ClientInfo, Target},
+    upstream::{ClientInfo, Replay, Target},
 };
 
 /// Fallback handler: forward anything augur does not handle itself.
@@ -59,11 +59,8 @@ async fn send(state: &AppState, req: Request, body: Option<Bytes>) -> Result<Res
     let client = req.extensions().get::<ClientInfo>().cloned();
     let timing = req.extensions().get::<std::sync::Arc<Timing>>().cloned();
     let (target, replay) = match req.extensions().get::<Admitted>() {
-        Some(admitted) if !state.fleet.is_single() => {
-            let replay = body.or_else(|| replay(admitted, &req));
-            (target(admitted), replay)
-        }
-        _ => (Target::First, None),
+        Some(admitted) => (target(admitted), replay(admitted, &req, body)),
+        None => (Target::First, body.map(Replay::new)),
     };
     // Boxed: the upstream exchange's state (several KB) is then allocated
     // once instead of being copied into each future that awaits it.
@@ -82,17 +79,23 @@ pub(crate) fn target(admitted: &Admitted) -> Target {
     }
 }
 
-/// The body to send again if the first upstream fails: the one admission
-/// read, or none at all for a GET or HEAD without one.
-fn replay(admitted: &Admitted, req: &Request) -> Option<Bytes> {
-    if let Some(body) = &admitted.body {
-        return Some(body.clone());
-    }
-    let bodiless = req.method() == Method::GET || req.method() == Method::HEAD;
-    let empty = req
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .is_none_or(|v| v.as_bytes() == b"0")
-        && !req.headers().contains_key(http::header::TRANSFER_ENCODING);
-    (bodiless && empty).then(Bytes::new)
+/// The body to send again if the upstream fails or had closed the
+/// connection: the one a surface amended, else the one admission read, or
+/// none at all for a GET or HEAD without one. A model-store change (pull,
+/// push, create, copy, delete) goes again on a new connection only when it
+/// was never written (see [`Replay::unwritten`]).
+fn replay(admitted: &Admitted, req: &Request, amended: Option<Bytes>) -> Option<Replay> {
+    let held = amended.or_else(|| admitted.body.clone()).or_else(|| {
+        let bodiless = req.method() == Method::GET || req.method() == Method::HEAD;
+        let empty = req
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .is_none_or(|v| v.as_bytes() == b"0")
+            && !req.headers().contains_key(http::header::TRANSFER_ENCODING);
+        (bodiless && empty).then(Bytes::new)
+    })?;
+    Some(match admitted.route.class {
+        Class::Management => Replay::unwritten(held),
+        _ => Replay::new(held),
+    })
 }

@@ -10,7 +10,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use axum::body::Body;
+use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use moka::future::Cache;
@@ -120,7 +120,7 @@ async fn fetch(upstream: &Upstream, model: &str) -> Result<Shown, ProxyError> {
         .method(Method::POST)
         .uri("/api/show")
         .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body))
+        .body(Bytes::from(body))
         .map_err(|e| ProxyError::Internal(format!("capability lookup request: {e}")))?;
     let response = upstream.call(req, None, None).await?;
     let status = response.status();

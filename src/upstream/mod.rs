@@ -17,10 +17,13 @@
 //! (model-aware routing, health, failover) and owns their clients.
 
 pub(crate) mod capabilities;
+mod failure;
 pub(crate) mod fleet;
 mod guard;
 mod headers;
 mod pool;
+mod resend;
+mod socket;
 mod terminator;
 
 use std::{
@@ -31,27 +34,30 @@ use std::{
 };
 
 use axum::body::Body;
+use bytes::Bytes;
 use http::{HeaderValue, Request, Response, Uri, header};
 
 use crate::{
     error::{Flavor, ProxyError},
     telemetry::Timing,
 };
+pub(crate) use failure::Failure;
 pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
 pub(crate) use guard::stalled;
 use guard::{GuardedBody, Terminator};
 pub use headers::strip_hop_by_hop;
-use pool::{Pool, SendError};
+pub(crate) use pool::Ahead;
+use pool::Pool;
+pub use resend::Replay;
 
 /// Idle upstream connections kept per pool.
 const MAX_IDLE: usize = 1024;
 /// Connections opened to each upstream when augur starts, shared out
-/// among the worker threads (each has its own pool): a burst of clients
-/// right after a start or restart then finds them ready (see
-/// [`Fleet::warm`]). At most what the pools keep idle anyway after such a
-/// burst (and at most `max_connections`); closed after `POOL_IDLE_TIMEOUT`
-/// if unused.
-pub const WARM_CONNECTIONS: usize = 1024;
+/// among the worker threads (each has its own pool), and kept open while
+/// requests need fewer; at most the upstream's `warm_connections`. Past
+/// the start, connections are opened ahead in proportion to demand (see
+/// `pool/ahead.rs`).
+pub const WARM_FLOOR: usize = 4;
 /// The longest a worker waits for its connections opened ahead before it
 /// serves anyway.
 pub const WARM_WITHIN: Duration = Duration::from_secs(2);
@@ -65,6 +71,9 @@ const SWEEP_EVERY: Duration = Duration::from_secs(15);
 #[derive(Clone)]
 pub struct Upstream {
     pool: Pool,
+    /// Its configured name (metric labels, logs); the URL's `host:port`
+    /// until named.
+    name: String,
     base: Uri,
     /// The base URL's path without its trailing `/` (often empty).
     prefix: String,
@@ -136,6 +145,7 @@ impl Upstream {
         let prefix = base.path().trim_end_matches('/').to_string();
         Ok(Self {
             pool,
+            name: host_port.as_str().to_string(),
             base,
             prefix,
             authority,
@@ -144,23 +154,33 @@ impl Upstream {
         })
     }
 
-    /// Drop idle upstream connections past their timeout or closed by the
-    /// upstream every few seconds, for as long as the current runtime runs.
-    pub fn spawn_sweeper(&self) {
+    /// The same client, named `name` in its metrics and logs.
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = name.to_string();
+        self
+    }
+
+    /// Every few seconds, for as long as the current runtime runs: drop
+    /// idle upstream connections past their timeout or closed by the
+    /// upstream, then open connections ahead of requests as `ahead` says
+    /// (see `pool/ahead.rs`; nothing with `Ahead::default()`).
+    pub(crate) fn spawn_sweeper(&self, ahead: Ahead) {
         let pool = self.pool.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(SWEEP_EVERY);
+            let start = tokio::time::Instant::now() + SWEEP_EVERY;
+            let mut tick = tokio::time::interval_at(start, SWEEP_EVERY);
             loop {
                 tick.tick().await;
                 pool.sweep().await;
+                pool.top_up(ahead).await;
             }
         });
     }
 
-    /// Open up to `n` idle connections ahead of the first requests (see
-    /// `Pool::warm`); returns how many were opened.
-    pub async fn warm(&self, n: usize) -> usize {
-        self.pool.warm(n).await
+    /// Open `ahead.floor` idle connections ahead of the first requests
+    /// (see `pool/ahead.rs`); returns how many were opened.
+    pub(crate) async fn warm(&self, ahead: Ahead) -> usize {
+        self.pool.warm(ahead.floor).await
     }
 
     /// The upstream base URL.
@@ -182,28 +202,32 @@ impl Upstream {
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
-        self.attempt(req, client, timing, Mode::Forward, None)
+        self.attempt(req, client, timing, Mode::Forward, None, None)
             .await
             .map_err(|f| f.error)
     }
 
     /// Send `req` upstream for augur itself: like [`Upstream::forward`],
     /// but a failed body is an error in the body whatever its content
-    /// type, never an error line that would pass for data.
+    /// type, never an error line that would pass for data. augur holds
+    /// the body, so the request can be sent again (see [`Replay`]).
     pub async fn call(
         &self,
-        req: Request<Body>,
+        req: Request<Bytes>,
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
-        self.attempt(req, client, timing, Mode::Call, None)
+        let replay = Replay::new(req.body().clone());
+        let req = req.map(Body::from);
+        self.attempt(req, client, timing, Mode::Call, None, Some(&replay))
             .await
             .map_err(|f| f.error)
     }
 
     /// [`Upstream::forward`] or [`Upstream::call`], saying on failure
     /// whether another upstream may be asked; `in_flight` is held until
-    /// the response body ends.
+    /// the response body ends; `replay` is the request's body when augur
+    /// holds it.
     pub(crate) async fn attempt(
         &self,
         req: Request<Body>,
@@ -211,6 +235,7 @@ impl Upstream {
         timing: Option<Arc<Timing>>,
         mode: Mode,
         in_flight: Option<fleet::InFlight>,
+        replay: Option<&Replay>,
     ) -> Result<Response<Body>, Failure> {
         // The error shape the client reads, set by admission.
         let flavor = match mode {
@@ -223,7 +248,8 @@ impl Upstream {
         };
         // A Responses stream ends as the Responses API ends a failed one.
         let responses = req.uri().path() == "/v1/responses";
-        let (parts, incoming, started) = self.exchange(req, client, timing.as_ref()).await?;
+        let (parts, incoming, started) =
+            self.exchange(req, client, timing.as_ref(), replay).await?;
         let terminator = match mode {
             Mode::Forward => {
                 let ct = parts.headers.get(header::CONTENT_TYPE);
@@ -261,6 +287,7 @@ impl Upstream {
         mut req: Request<Body>,
         client: Option<ClientInfo>,
         timing: Option<&Arc<Timing>>,
+        replay: Option<&Replay>,
     ) -> Result<(http::response::Parts, pool::DrivenBody, Instant), Failure> {
         *req.uri_mut() = self.origin_form(req.uri()).map_err(Failure::final_)?;
         *req.version_mut() = http::Version::HTTP_11;
@@ -268,7 +295,7 @@ impl Upstream {
         crate::telemetry::otel::inject_current(req.headers_mut());
 
         let started = Instant::now();
-        let sent = tokio::time::timeout(self.first_byte_timeout, self.send(req)).await;
+        let sent = tokio::time::timeout(self.first_byte_timeout, self.send(req, replay)).await;
         // A call that got no answer spent its time on the upstream too;
         // one that did is counted by its body (see `guard`).
         let waited = || {
@@ -309,30 +336,6 @@ impl Upstream {
             .parse()
             .map_err(|e| ProxyError::BadRequest(format!("invalid request path: {e}")))
     }
-
-    /// Send on a pooled connection. A request that never reached a reused
-    /// connection (the upstream had just closed it) is sent again on a
-    /// new one. A request that never left augur is given back.
-    async fn send(&self, req: Request<Body>) -> Result<Response<pool::DrivenBody>, Failure> {
-        let lease = match self.pool.checkout().await {
-            Ok(lease) => lease,
-            Err(error) => return Err(Failure::unsent(error, req)),
-        };
-        let fresh = lease.fresh;
-        match lease.send(req).await {
-            Ok(response) => Ok(response),
-            Err(SendError {
-                request: Some(req), ..
-            }) if !fresh => {
-                let lease = match self.pool.connect().await {
-                    Ok(lease) => lease,
-                    Err(error) => return Err(Failure::unsent(error, req)),
-                };
-                lease.send(req).await.map_err(Failure::from)
-            }
-            Err(e) => Err(Failure::from(e)),
-        }
-    }
 }
 
 /// How a response is handed on.
@@ -342,75 +345,6 @@ pub(crate) enum Mode {
     Forward,
     /// To augur itself: a failed body is an error.
     Call,
-}
-
-/// Why an attempt failed, and whether another upstream may be asked.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub error: ProxyError,
-    /// Nothing reached the client and the upstream could not be reached
-    /// or reset the connection before answering.
-    pub retryable: bool,
-    /// The request, when it never left augur.
-    pub unsent: Option<Request<Body>>,
-    /// No response head came within `first_byte_timeout`: the upstream
-    /// took the request and never began to answer.
-    pub stalled: bool,
-}
-
-impl Failure {
-    /// A failure no other upstream would change.
-    fn final_(error: ProxyError) -> Self {
-        Self {
-            error,
-            retryable: false,
-            unsent: None,
-            stalled: false,
-        }
-    }
-
-    fn unsent(error: ProxyError, req: Request<Body>) -> Self {
-        Self {
-            error,
-            retryable: true,
-            unsent: Some(req),
-            stalled: false,
-        }
-    }
-
-    /// No first byte within `first_byte_timeout`.
-    fn stalled(error: ProxyError) -> Self {
-        Self {
-            stalled: true,
-            ..Self::final_(error)
-        }
-    }
-}
-
-impl From<SendError> for Failure {
-    /// The connection failed before the response head arrived. When the
-    /// request's own body failed (the client left mid-upload, or sent more
-    /// than the body limit), the upstream is not at fault.
-    fn from(e: SendError) -> Self {
-        Self {
-            error: describe(&e.error),
-            retryable: !e.error.is_user(),
-            unsent: e.request,
-            stalled: false,
-        }
-    }
-}
-
-/// A client error as a 502, with its causes.
-fn describe(e: &hyper::Error) -> ProxyError {
-    use std::error::Error as _;
-    let mut detail = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        detail = format!("{detail}: {s}");
-        source = s.source();
-    }
-    ProxyError::UpstreamUnavailable(detail)
 }
 
 #[cfg(test)]

@@ -19,7 +19,10 @@ use std::{
     collections::VecDeque,
     future::Future,
     pin::Pin,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
     task::{Context, Poll},
     time::{Duration, Instant},
 };
@@ -32,9 +35,14 @@ use hyper::{body::Incoming, client::conn::http1};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::socket::{self, Heard, Socket};
 use crate::error::ProxyError;
 
-type Conn = http1::Connection<TokioIo<TcpStream>, Body>;
+mod ahead;
+
+pub(crate) use ahead::Ahead;
+
+type Conn = http1::Connection<TokioIo<Socket>, Body>;
 
 thread_local! {
     static CONNECTIONS_OPENED: metrics::Counter =
@@ -54,6 +62,10 @@ struct Inner {
     connect_timeout: Duration,
     idle_timeout: Duration,
     max_idle: usize,
+    /// Connections handed to requests and not back yet, and the most at
+    /// once since the last top-up (see `ahead.rs`).
+    in_use: AtomicUsize,
+    peak: AtomicUsize,
 }
 
 struct Idle {
@@ -67,8 +79,12 @@ pub(super) struct Lease {
     /// `None` once the connection has closed.
     conn: Option<Conn>,
     pool: Pool,
+    /// Whether the upstream sent anything since the last request began.
+    heard: Heard,
     /// Opened for this request rather than taken from the pool.
     pub fresh: bool,
+    /// Held by a request (counted in `Inner::in_use`), not idle.
+    out: bool,
 }
 
 /// Why a new connection could not be opened.
@@ -83,6 +99,9 @@ enum Opening {
 pub(super) struct SendError {
     pub error: hyper::Error,
     pub request: Option<Request<Body>>,
+    /// The request was written (in part or whole), then the connection
+    /// closed or was reset before one byte of an answer arrived.
+    pub unanswered: bool,
 }
 
 impl Pool {
@@ -101,6 +120,8 @@ impl Pool {
                 connect_timeout,
                 idle_timeout,
                 max_idle,
+                in_use: AtomicUsize::new(0),
+                peak: AtomicUsize::new(0),
             }),
         }
     }
@@ -120,15 +141,24 @@ impl Pool {
             // and they are all checked here, one read each.
             let reusable = std::future::poll_fn(|cx| Poll::Ready(lease.poll_reusable(cx)));
             if tokio::task::unconstrained(reusable).await {
-                return Ok(lease);
+                return Ok(self.hand_out(lease));
             }
         }
         self.connect().await
     }
 
+    /// `lease`, counted as in use until it is back or closed.
+    fn hand_out(&self, mut lease: Lease) -> Lease {
+        lease.out = true;
+        let in_use = self.inner.in_use.fetch_add(1, Ordering::Relaxed) + 1;
+        self.inner.peak.fetch_max(in_use, Ordering::Relaxed);
+        lease
+    }
+
     /// A new connection.
     pub(super) async fn connect(&self) -> Result<Lease, ProxyError> {
-        self.open().await.map_err(|failed| {
+        let opened = self.open().await.map(|lease| self.hand_out(lease));
+        opened.map_err(|failed| {
             // The address goes to the log only: clients are told what
             // failed, not where augur's upstreams are.
             let upstream = self.inner.addr.as_str();
@@ -162,8 +192,9 @@ impl Pool {
             Ok(Ok(stream)) => stream,
         };
         let _ = stream.set_nodelay(true);
+        let (socket, heard) = Socket::new(stream);
         let (sender, conn) = http1::Builder::new()
-            .handshake(TokioIo::new(stream))
+            .handshake(TokioIo::new(socket))
             .await
             .map_err(Opening::Handshake)?;
         CONNECTIONS_OPENED.with(|c| c.increment(1));
@@ -171,41 +202,10 @@ impl Pool {
             sender,
             conn: Some(conn),
             pool: self.clone(),
+            heard,
             fresh: true,
+            out: false,
         })
-    }
-
-    /// Open up to `n` connections ahead of the first requests and keep
-    /// them idle, so that a burst of clients right after a (re)start finds
-    /// them ready instead of connecting all at once (each connect's
-    /// handshake runs, on loopback, inside the burst). Opens them a batch
-    /// at a time; stops at the first failure (the upstream may not be up
-    /// yet: requests connect then as usual). Returns how many were opened.
-    pub(super) async fn warm(&self, n: usize) -> usize {
-        const BATCH: usize = 32;
-        let held = self.inner.idle.lock().map(|i| i.len()).unwrap_or(0);
-        let n = n.min(self.inner.max_idle.saturating_sub(held));
-        let mut opened = 0;
-        while opened < n {
-            let batch = (n - opened).min(BATCH);
-            let leases = futures_util::future::join_all((0..batch).map(|_| self.open())).await;
-            let mut failed = false;
-            for lease in leases {
-                match lease {
-                    Ok(lease) => {
-                        self.put_back(lease);
-                        opened += 1;
-                    }
-                    Err(_) => failed = true,
-                }
-            }
-            if failed {
-                break;
-            }
-            // Requests that arrive meanwhile go first.
-            tokio::task::yield_now().await;
-        }
-        opened
     }
 
     fn take_idle(&self) -> Option<Idle> {
@@ -236,6 +236,10 @@ impl Pool {
     }
 
     fn put_back(&self, mut lease: Lease) {
+        if lease.out {
+            lease.out = false;
+            self.inner.in_use.fetch_sub(1, Ordering::Relaxed);
+        }
         if lease.conn.is_none() || lease.sender.is_closed() {
             return;
         }
@@ -247,6 +251,14 @@ impl Pool {
                 lease,
                 since: Instant::now(),
             });
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if self.out {
+            self.pool.inner.in_use.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -274,6 +286,7 @@ impl Lease {
         mut self,
         req: Request<Body>,
     ) -> Result<Response<DrivenBody>, SendError> {
+        self.heard.clear();
         let mut response = std::pin::pin!(self.sender.try_send_request(req));
         let result = std::future::poll_fn(|cx| {
             self.drive(cx);
@@ -287,9 +300,13 @@ impl Lease {
             })),
             Err(mut e) => {
                 let request = e.take_message();
+                let error = e.into_error();
+                let unanswered =
+                    request.is_none() && !self.heard.any() && socket::closed_or_reset(&error);
                 Err(SendError {
-                    error: e.into_error(),
+                    error,
                     request,
+                    unanswered,
                 })
             }
         }

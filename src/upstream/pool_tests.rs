@@ -238,3 +238,87 @@ async fn warming_stops_at_an_upstream_that_is_not_up() {
     assert_eq!(pool.warm(1024).await, 0);
     assert_eq!(pool.idle_count(), 0);
 }
+
+/// Hold `n` connections at once, each with a request answered, then give
+/// them all back.
+async fn use_at_once(pool: &Pool, n: usize) {
+    let mut leases = Vec::new();
+    for _ in 0..n {
+        leases.push(pool.checkout().await.unwrap());
+    }
+    assert_eq!(pool.in_use(), n);
+    for lease in leases {
+        let response = lease.send(get("/")).await.ok().unwrap();
+        response.into_body().collect().await.unwrap();
+    }
+    assert_eq!(pool.in_use(), 0);
+}
+
+#[tokio::test]
+async fn topping_up_follows_what_requests_had_in_use_within_the_cap() {
+    let (addr, accepted, close) = closable_server(false).await;
+    let pool = Pool::new(addr, Duration::from_secs(1), Duration::from_secs(60), 1024);
+    let ahead = Ahead { floor: 2, cap: 8 };
+    assert_eq!(pool.top_up(ahead).await, 2, "the floor, with no demand yet");
+    assert_eq!(pool.top_up(ahead).await, 0, "held ones count");
+    use_at_once(&pool, 5).await;
+    assert_eq!(pool.idle_count(), 5);
+    assert_eq!(pool.top_up(ahead).await, 0, "the pool holds what was used");
+    // The upstream closes them all: the next top-up opens what was in use
+    // at once since the last one; none was since, so later only the floor.
+    use_at_once(&pool, 5).await;
+    close.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pool.sweep().await;
+    assert_eq!(pool.idle_count(), 0);
+    assert_eq!(pool.top_up(ahead).await, 5);
+    assert_eq!(pool.top_up(ahead).await, 0);
+    // Never beyond the cap, whatever the demand.
+    use_at_once(&pool, 20).await;
+    close.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pool.sweep().await;
+    assert_eq!(pool.top_up(ahead).await, 8);
+    assert_eq!(pool.idle_count(), 8);
+    let opened = accepted.load(Ordering::SeqCst);
+    assert_eq!(pool.top_up(Ahead::default()).await, 0, "none ahead: none");
+    assert_eq!(accepted.load(Ordering::SeqCst), opened);
+}
+
+#[tokio::test]
+async fn a_connection_dropped_in_use_is_no_longer_counted() {
+    let (addr, _) = counting_server(false).await;
+    let pool = pool_for(addr);
+    let lease = pool.checkout().await.unwrap();
+    assert_eq!(pool.in_use(), 1);
+    drop(lease);
+    assert_eq!(pool.in_use(), 0);
+    let lease = pool.checkout().await.unwrap();
+    let mut body = lease.send(get("/stream")).await.ok().unwrap().into_body();
+    assert!(body.frame().await.unwrap().unwrap().is_data());
+    assert_eq!(pool.in_use(), 1, "a body being read holds its connection");
+    drop(body);
+    assert_eq!(pool.in_use(), 0);
+    assert_eq!(pool.idle_count(), 0);
+}
+
+#[test]
+fn workers_share_the_connections_opened_ahead() {
+    let shares = |floor, cap, workers| -> Vec<Ahead> {
+        (0..workers)
+            .map(|w| Ahead::share(floor, cap, w, workers))
+            .collect()
+    };
+    let two = shares(4, 16, 2);
+    assert_eq!(two, [Ahead { floor: 2, cap: 8 }; 2]);
+    let eight = shares(4, 6, 8);
+    assert_eq!(eight.iter().map(|a| a.floor).sum::<usize>(), 4);
+    assert_eq!(eight.iter().map(|a| a.cap).sum::<usize>(), 6);
+    assert!(eight.iter().all(|a| a.floor <= a.cap));
+    assert_eq!(
+        shares(4, 2, 1),
+        [Ahead { floor: 2, cap: 2 }],
+        "floor within cap"
+    );
+    assert_eq!(shares(0, 0, 3), [Ahead::default(); 3]);
+}

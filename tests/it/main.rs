@@ -87,6 +87,7 @@ mod tool_unrelated;
 mod tools;
 mod traces;
 mod truncation;
+mod upstream_connections;
 mod upstream_failover;
 mod upstreams;
 

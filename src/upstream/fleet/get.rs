@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
+use bytes::Bytes;
 use http::Request;
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
@@ -20,7 +20,7 @@ const LIST_LIMIT: usize = 8 * 1024 * 1024;
 pub(super) async fn get_json(client: &Upstream, path: &str) -> Result<Value, String> {
     let call = async {
         let req = Request::get(path)
-            .body(Body::empty())
+            .body(Bytes::new())
             .map_err(|e| e.to_string())?;
         let response = client
             .call(req, None, None)

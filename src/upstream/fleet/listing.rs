@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 
 use axum::body::Body;
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Map, Value};
@@ -140,7 +141,7 @@ impl Ask<'_> {
     async fn run(self, member: &Member, upstream: &Upstream) -> Result<Part, ProxyError> {
         let path = self.listing.path();
         let mut req = Request::get(path)
-            .body(Body::empty())
+            .body(Bytes::new())
             .map_err(|e| ProxyError::Internal(e.to_string()))?;
         *req.headers_mut() = self.headers.clone();
         req.headers_mut().remove(&X_AUGUR_UPSTREAM);

@@ -11,13 +11,14 @@
 //! 503 (Ollama's "server busy")                      → each other one that has the model, then 503
 //! ```
 //!
-//! Every worker thread has its own clients (connection pools) and shares
-//! the rest: each upstream's health, load, models and metrics
-//! ([`member`]). With several upstreams a monitor ([`monitor`]) probes
-//! each one and reads its models; with one, nothing is chosen, and only a
-//! poller of its loaded models ([`loaded`], for the status page and
-//! metrics) runs in the background: the request path costs a branch and
-//! the in-flight count.
+//! Every worker thread has its own clients (connection pools, each swept
+//! and topped up in the background: see `pool/ahead.rs`) and shares the
+//! rest: each upstream's health, load, models and metrics ([`member`]).
+//! With several upstreams a monitor ([`monitor`]) probes each one and
+//! reads its models; with one, nothing is chosen, and a poller of its
+//! loaded models ([`loaded`], for the status page and metrics) runs
+//! instead: the request path costs a branch and the in-flight count.
+//! docs/upstreams.md lists all that runs in the background.
 
 mod get;
 mod listing;
@@ -34,7 +35,7 @@ use std::sync::Arc;
 use http::{HeaderMap, HeaderName};
 use tokio::sync::Notify;
 
-use super::Upstream;
+use super::{Ahead, Upstream, WARM_FLOOR};
 use crate::{config::Config, error::ProxyError};
 
 pub(crate) use listing::Listing;
@@ -71,6 +72,9 @@ pub struct Fleet {
     intervals: (std::time::Duration, std::time::Duration),
     /// Longest wait for one upstream's part of a merged listing.
     listing_timeout: std::time::Duration,
+    /// Connections opened ahead to each upstream, all workers together:
+    /// at start and at least (floor), at most (cap).
+    ahead: Arc<[Ahead]>,
 }
 
 impl Fleet {
@@ -89,6 +93,7 @@ impl Fleet {
             changed: Arc::new(Notify::new()),
             intervals: (config.health_interval, config.models_refresh),
             listing_timeout: config.listing_timeout,
+            ahead: ahead(config),
         })
     }
 
@@ -127,30 +132,29 @@ impl Fleet {
     }
 
     /// Drop idle connections every few seconds, for every upstream, for as
-    /// long as the current runtime runs.
+    /// long as the current runtime runs; none is opened ahead (the pools
+    /// of augur's own probes and listings).
     pub fn spawn_sweepers(&self) {
         for client in self.clients.iter() {
-            client.spawn_sweeper();
+            client.spawn_sweeper(Ahead::default());
         }
     }
 
-    /// Open `per_upstream` idle connections to each upstream (all at
-    /// once), for this worker's pools: a burst of clients right after a
-    /// start or restart then finds them ready rather than opening them all
-    /// at once inside the burst.
-    pub async fn warm(&self, per_upstream: usize) {
-        if per_upstream == 0 {
-            return;
-        }
-        let warming = self
-            .clients
-            .iter()
-            .enumerate()
-            .map(|(i, client)| async move {
-                let opened = client.warm(per_upstream).await;
+    /// For worker `worker` of `workers`: open its share of connections
+    /// ahead to each upstream now (all at once), so that the first clients
+    /// find them ready, and keep its pools swept and topped up in
+    /// proportion to demand (see [`Ahead`]) for as long as the current
+    /// runtime runs. Returns once the first ones are open.
+    pub async fn keep_ahead(&self, worker: usize, workers: usize) {
+        let warming = self.clients.iter().zip(self.ahead.iter()).enumerate().map(
+            |(i, (client, total))| async move {
+                let share = Ahead::share(total.floor, total.cap, worker, workers);
+                client.spawn_sweeper(share);
+                let opened = client.warm(share).await;
                 let upstream = self.name(i).unwrap_or_default();
                 tracing::debug!(upstream, opened, "upstream connections opened ahead");
-            });
+            },
+        );
         futures_util::future::join_all(warming).await;
     }
 
@@ -233,6 +237,26 @@ impl Fleet {
     }
 }
 
+/// Each upstream's connections opened ahead, all workers together: its
+/// `warm_connections` (the `[upstream]` table's unless it sets its own),
+/// never more than `max_connections`; [`WARM_FLOOR`] of them at start.
+fn ahead(config: &Config) -> Arc<[Ahead]> {
+    config
+        .upstreams
+        .iter()
+        .map(|spec| {
+            let cap = spec
+                .warm_connections
+                .unwrap_or(config.warm_connections)
+                .min(config.max_connections);
+            Ahead {
+                floor: WARM_FLOOR.min(cap),
+                cap,
+            }
+        })
+        .collect()
+}
+
 /// One client per configured upstream, each with its own timeouts (the
 /// `[upstream]` table's unless it sets its own).
 fn clients(config: &Config) -> Result<Arc<[Upstream]>, ProxyError> {
@@ -246,6 +270,7 @@ fn clients(config: &Config) -> Result<Arc<[Upstream]>, ProxyError> {
                 spec.first_byte_timeout.unwrap_or(config.first_byte_timeout),
                 spec.idle_timeout.unwrap_or(config.idle_timeout),
             )
+            .map(|client| client.named(&spec.name))
         })
         .collect::<Result<Vec<_>, _>>()?;
     if clients.is_empty() {

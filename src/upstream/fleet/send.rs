@@ -9,6 +9,11 @@
 //! request's body: the caller hands it over when it holds it (`replay`);
 //! otherwise only a request that never left augur is sent again.
 //!
+//! Before any of this, an upstream that had closed the kept-alive
+//! connection a request went to is given the request once more on a new
+//! connection (see `upstream/resend.rs`): a failure counts against an
+//! upstream only after that.
+//!
 //! A request with no first byte within `first_byte_timeout` marks its
 //! upstream stalled (a wedged runner behind a server that still answers
 //! its probes): ranked after the others until it serves a request again,
@@ -27,7 +32,7 @@ use super::{Fleet, Target, X_AUGUR_UPSTREAM, member::Member, pick};
 use crate::{
     error::{Flavor, ProxyError},
     telemetry::{Timing, spans},
-    upstream::{ClientInfo, Failure, Mode, Upstream},
+    upstream::{ClientInfo, Failure, Mode, Replay, Upstream},
 };
 
 /// Most failures (refused, reset, 502) one request goes through: the
@@ -36,30 +41,30 @@ const MAX_FAILURES: u32 = 2;
 
 /// What is needed to send a request again: its head as it came, and its
 /// body when the caller held it.
-struct Template {
+struct Template<'a> {
     method: Method,
     uri: Uri,
     version: Version,
     headers: HeaderMap,
     flavor: Option<Flavor>,
-    body: Option<Bytes>,
+    replay: Option<&'a Replay>,
 }
 
-impl Template {
-    fn of(req: &Request<Body>, body: Option<Bytes>) -> Self {
+impl<'a> Template<'a> {
+    fn of(req: &Request<Body>, replay: Option<&'a Replay>) -> Self {
         Self {
             method: req.method().clone(),
             uri: req.uri().clone(),
             version: req.version(),
             headers: req.headers().clone(),
             flavor: req.extensions().get::<Flavor>().copied(),
-            body,
+            replay,
         }
     }
 
     /// A new copy of the request, when its body is held.
     fn build(&self) -> Option<Request<Body>> {
-        let body = self.body.clone()?;
+        let body = self.replay?.body().clone();
         Some(self.restore(Request::new(Body::from(body))))
     }
 
@@ -77,18 +82,33 @@ impl Template {
     }
 }
 
+/// What goes with a request to every upstream it is sent to.
+struct Sending<'a> {
+    target: &'a Target,
+    replay: Option<&'a Replay>,
+    client: Option<ClientInfo>,
+    timing: Option<Arc<Timing>>,
+    mode: Mode,
+}
+
 impl Fleet {
     /// Forward a client's request (see [`crate::upstream::Upstream::forward`]).
     pub async fn forward(
         &self,
         req: Request<Body>,
         target: &Target,
-        replay: Option<Bytes>,
+        replay: Option<Replay>,
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
-        self.send(req, target, replay, client, timing, Mode::Forward)
-            .await
+        let sending = Sending {
+            target,
+            replay: replay.as_ref(),
+            client,
+            timing,
+            mode: Mode::Forward,
+        };
+        self.send(req, sending).await
     }
 
     /// Send augur's own request (see [`crate::upstream::Upstream::call`]).
@@ -100,18 +120,21 @@ impl Fleet {
         client: Option<ClientInfo>,
         timing: Option<Arc<Timing>>,
     ) -> Result<Response<Body>, ProxyError> {
-        self.send(req, target, replay, client, timing, Mode::Call)
-            .await
+        let replay = replay.map(Replay::new);
+        let sending = Sending {
+            target,
+            replay: replay.as_ref(),
+            client,
+            timing,
+            mode: Mode::Call,
+        };
+        self.send(req, sending).await
     }
 
     async fn send(
         &self,
         mut req: Request<Body>,
-        target: &Target,
-        replay: Option<Bytes>,
-        client: Option<ClientInfo>,
-        timing: Option<Arc<Timing>>,
-        mode: Mode,
+        sending: Sending<'_>,
     ) -> Result<Response<Body>, ProxyError> {
         let pinned = if req.headers().contains_key(&X_AUGUR_UPSTREAM) {
             let pinned = self.pinned(req.headers())?;
@@ -121,12 +144,13 @@ impl Fleet {
             None
         };
         if self.is_single() {
-            return self.once(0, target, req, client, timing, mode).await;
+            return self.once(0, req, &sending).await;
         }
         if let Some(i) = pinned {
-            return self.once(i, target, req, client, timing, mode).await;
+            return self.once(i, req, &sending).await;
         }
-        let template = Template::of(&req, replay);
+        let target = sending.target;
+        let template = Template::of(&req, sending.replay);
         let mut next = Some(req);
         let mut tried = 0u64;
         let mut failures = 0u32;
@@ -143,16 +167,7 @@ impl Fleet {
                 metrics::counter!("augur_upstream_failovers_total").increment(1);
             }
             tried |= pick::bit(i);
-            let attempt = traced(
-                upstream,
-                member,
-                target,
-                req,
-                client.clone(),
-                timing.clone(),
-                mode,
-            );
-            match attempt.await {
+            match traced(upstream, member, req, &sending).await {
                 Ok(response) => {
                     let status = response.status();
                     if !is_failed(status) {
@@ -173,7 +188,7 @@ impl Fleet {
                     member.stalled(&error.to_string());
                     failures += 1;
                     last = Some(Err(error));
-                    if template.body.is_none() {
+                    if template.replay.is_none() {
                         break;
                     }
                 }
@@ -207,16 +222,13 @@ impl Fleet {
     async fn once(
         &self,
         i: usize,
-        target: &Target,
         req: Request<Body>,
-        client: Option<ClientInfo>,
-        timing: Option<Arc<Timing>>,
-        mode: Mode,
+        sending: &Sending<'_>,
     ) -> Result<Response<Body>, ProxyError> {
         let (Some(member), Some(upstream)) = (self.members.get(i), self.clients.get(i)) else {
             return Err(ProxyError::Internal(format!("no upstream {i}")));
         };
-        match traced(upstream, member, target, req, client, timing, mode).await {
+        match traced(upstream, member, req, sending).await {
             Ok(response) => {
                 if is_failed(response.status()) {
                     member.failed(&format!("answered {}", response.status()));
@@ -242,22 +254,27 @@ impl Fleet {
 async fn traced(
     upstream: &Upstream,
     member: &Member,
-    target: &Target,
     req: Request<Body>,
-    client: Option<ClientInfo>,
-    timing: Option<Arc<Timing>>,
-    mode: Mode,
+    sending: &Sending<'_>,
 ) -> Result<Response<Body>, Failure> {
-    let model = match target {
+    let model = match sending.target {
         Target::Model { name, .. } => Some(name.as_str()),
         Target::Any | Target::First => None,
     };
     let span = spans::upstream(member.name(), model, req.method(), req.uri().path());
-    if let Some(t) = &timing {
+    if let Some(t) = &sending.timing {
         t.set_upstream(member.label());
     }
+    let (client, timing) = (sending.client.clone(), sending.timing.clone());
     let result = upstream
-        .attempt(req, client, timing, mode, Some(member.start()))
+        .attempt(
+            req,
+            client,
+            timing,
+            sending.mode,
+            Some(member.start()),
+            sending.replay,
+        )
         .instrument(span.clone())
         .await;
     match &result {

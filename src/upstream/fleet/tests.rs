@@ -93,3 +93,35 @@ fn a_static_model_list_is_kept() {
     assert_eq!(f.members[0].has("x:latest"), member::Has::Yes);
     assert_eq!(f.members[0].has("y:latest"), member::Has::No);
 }
+
+#[test]
+fn connections_opened_ahead_follow_each_upstreams_setting() {
+    let mut specs: Vec<UpstreamSpec> = (1..=3)
+        .map(|port| UpstreamSpec::from_url(&format!("http://127.0.0.1:{port}")).unwrap())
+        .collect();
+    specs[1].warm_connections = Some(0);
+    specs[2].warm_connections = Some(2);
+    let config = Config {
+        upstreams: specs,
+        warm_connections: 16,
+        ..Config::default()
+    };
+    let totals: Vec<Ahead> = ahead(&config).to_vec();
+    assert_eq!(
+        totals,
+        [
+            Ahead { floor: 4, cap: 16 },
+            Ahead::default(),
+            Ahead { floor: 2, cap: 2 }
+        ]
+    );
+    let few = Config {
+        max_connections: 3,
+        ..config
+    };
+    assert_eq!(
+        ahead(&few)[0],
+        Ahead { floor: 3, cap: 3 },
+        "within max_connections"
+    );
+}
