@@ -83,7 +83,8 @@ pub(crate) fn authority(text: &str) -> Option<&str> {
 /// parts are read as decimal than when they are read as octal.
 fn octal_reads_otherwise(host: &str) -> bool {
     let host = host.split(':').next().unwrap_or(host);
-    let host = host.strip_suffix('.').unwrap_or(host);
+    // Trailing dots are dropped before a name is read as an address.
+    let host = host.trim_end_matches('.');
     let parts: Vec<&str> = host.split('.').collect();
     let decimal = parts
         .iter()
@@ -149,6 +150,7 @@ mod tests {
             ("http://0177.0.0.1/", "leading zero"),
             ("http://0177.1/", "leading zero"),
             ("http://10.0.0.010:80/", "leading zero"),
+            ("http://1.0012.../", "leading zero"),
         ] {
             let got = ambiguity(url);
             assert!(got.is_some_and(|g| g.contains(why)), "{url:?}: {got:?}");
