@@ -194,11 +194,15 @@ def feature_auroc(rows: list[dict], key: str, direction: int, label: str,
 def escalates(entry: dict, rule: Callable[[dict], bool]) -> bool:
     """The primary's answer goes to the fallback: it failed (augur's
     fallback `on` default: invalid, truncated, upstream error), or `rule`
-    says so of its confidence. An answer of unknown confidence stays."""
-    if not answered(entry):
-        return True
+    says so."""
+    return not answered(entry) or rule(entry)
+
+
+def _known(entry: dict) -> dict | None:
+    """The answer's confidence, when augur knew it (an answer of unknown
+    confidence is never below a threshold)."""
     conf = entry.get("confidence") or {}
-    return conf.get("answer") is not None and rule(entry)
+    return conf if conf.get("answer") is not None else None
 
 
 def sweep_row(primary: dict[str, dict], fallback: dict[str, dict], rule: Callable[[dict], bool]) -> dict:
@@ -238,11 +242,19 @@ def sweep_row(primary: dict[str, dict], fallback: dict[str, dict], rule: Callabl
 
 
 def below(threshold: float) -> Callable[[dict], bool]:
-    return lambda e: e["confidence"]["answer"] < threshold
+    """augur's rule: the answer's confidence is below `threshold`."""
+    def rule(e: dict) -> bool:
+        conf = _known(e)
+        return conf is not None and conf["answer"] < threshold
+    return rule
 
 
 def unsure_at_least(k: int) -> Callable[[dict], bool]:
-    return lambda e: sum(c["unsure_tokens"] for c in e["confidence"].get("calls") or []) >= k
+    """At least `k` unsure tokens among the answer's calls."""
+    def rule(e: dict) -> bool:
+        conf = _known(e)
+        return conf is not None and sum(c["unsure_tokens"] for c in conf.get("calls") or []) >= k
+    return rule
 
 
 def sweep(primary: dict[str, dict], fallback: dict[str, dict],
