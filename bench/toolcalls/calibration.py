@@ -295,13 +295,15 @@ def _auroc_cell(a: dict) -> str:
 
 
 def auroc_table(rows: list[dict]) -> str:
-    out = ["| feature (better when) | right tools: AUROC (95% CI) | exact args: AUROC (95% CI) |",
-           "|---|---:|---:|"]
+    need = [r for r in rows if r["needs_calls"]]
+    out = [f"| feature (better when) | right tools ({len(rows)} answers) | exact args ({len(rows)}) "
+           f"| right tools, questions that need calls ({len(need)}) |", "|---|---:|---:|---:|"]
     for key, label, direction in FEATURES:
         rt = feature_auroc(rows, key, direction, "right_tools")
         ex = feature_auroc(rows, key, direction, "exact_args")
+        nc = feature_auroc(need, key, direction, "right_tools")
         when = "higher" if direction > 0 else "lower"
-        out.append(f"| {label} ({when}) | {_auroc_cell(rt)} | {_auroc_cell(ex)} |")
+        out.append(f"| {label} ({when}) | {_auroc_cell(rt)} | {_auroc_cell(ex)} | {_auroc_cell(nc)} |")
     return "\n".join(out)
 
 
@@ -379,14 +381,19 @@ def by_id(details: dict, row: str) -> dict[str, dict]:
     return {e["id"]: e for e in details["rows"][row]["cases"]}
 
 
-def scored_rows(entries: dict[str, dict]) -> list[dict]:
+def scored_rows(entries: dict[str, dict], cases_by_id: dict[str, dict]) -> list[dict]:
+    """The features and verdict of each answer scored with calls
+    (`needs_calls`: its question expects calls; taken as so when the case
+    is unknown)."""
     out = []
     for e in entries.values():
         f = answer_features(e)
         if f is not None:
             s = e["score"]
+            case = cases_by_id.get(e["id"])
             out.append({**f, "id": e["id"], "category": s["category"], "right_tools": s["right_tools"],
-                        "right_count": s["right_count"], "exact_args": s["exact_args"]})
+                        "right_count": s["right_count"], "exact_args": s["exact_args"],
+                        "needs_calls": case is None or "calls" in case["expect"]})
     return out
 
 
@@ -397,7 +404,7 @@ def report(details: dict, cases_by_id: dict[str, dict], primary: str = PRIMARY_R
     if primary not in details["rows"]:
         return ""
     entries = by_id(details, primary)
-    rows = scored_rows(entries)
+    rows = scored_rows(entries, cases_by_id)
     n = len(entries)
     no_conf = sum(1 for e in entries.values() if (e.get("confidence") or {}).get("answer") is None)
     plain = sum(1 for e in entries.values()
@@ -407,7 +414,7 @@ def report(details: dict, cases_by_id: dict[str, dict], primary: str = PRIMARY_R
            f"{len(rows)} answers made calls and were scored ({right} with the right tools); "
            f"{plain} were plain answers (scored by their words, not below), {no_conf} had no "
            f"confidence (an error, a 422, or no probabilities).", "",
-           "#### AUROC per feature, per answer", "", auroc_table(rows), ""]
+           "#### AUROC per feature, per answer (95% bootstrap interval)", "", auroc_table(rows), ""]
     out += ["Is unsure_tokens only length?", ""] + length_lines(rows) + [""]
     calls = [c for e in entries.values() if e["id"] in cases_by_id
              for c in call_rows(e, cases_by_id[e["id"]])]

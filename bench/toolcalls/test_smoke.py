@@ -226,7 +226,7 @@ def test_small_model_auto_row_records_the_confidence_headers(run):
 def test_calibration_tables_follow_a_confidence_row(run):
     stdout, _ = run
     report = stdout[stdout.index("### Calibration"):]
-    for heading in ("#### AUROC per feature, per answer", "#### Reliability",
+    for heading in ("#### AUROC per feature, per answer (95% bootstrap interval)", "#### Reliability",
                     "#### Sweep: primary augur (default policies), confidence scored, streamed, "
                     "fallback augur, small-model rules (tools.small_model: true)"):
         assert heading in report, report
