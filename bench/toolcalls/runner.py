@@ -24,6 +24,20 @@ temperature 0 still depend on the server's earlier requests):
          asked again in grammar mode). Against the augur row, it measures
          text mode against grammar mode.
 
+  augur-conf
+         augur (default policies) scoring its answers (policy
+         confidence: {threshold: 0.5}), the requests streamed: the done
+         chunk carries every signal per call (min, mean, unsure_tokens,
+         tokens). The calibration row: with a fallback row (augur-small by
+         default, --fallback-row) the runner prints the AUROC of each
+         signal, a reliability table and a sweep of thresholds
+         (calibration.py).
+  augur-small-auto
+         augur with tools.small_model: auto: the small-model rules judge
+         only the calls the model was unsure of (below the default
+         confidence threshold, 0.78); whole answers, their
+         X-Augur-Confidence headers recorded.
+
   native (ref-native) the same GGUF served as a tool-capable model
          (gemma3-tools:270m: a chat template that declares the tools, the
          answer read by Ollama's own tool parser in upstream/ollama_front),
@@ -34,7 +48,8 @@ temperature 0 still depend on the server's earlier requests):
          rescued; an empty answer asked again.
 
 Rows other than a and augur are configured by a policy file (ROW_POLICIES).
-The native rows are not in the default set: --rows native,augur-native.
+The native and confidence rows are not in the default set:
+--rows native,augur-native; --rows augur,augur-small,augur-small-auto,augur-conf.
 
 Every request goes through the official `ollama` client with
 options {"temperature": 0, "seed": 42, "num_predict": 512}: without a
@@ -73,6 +88,7 @@ import httpx
 import ollama
 from ollama._types import ChatResponse
 
+import calibration
 import cases as caselib
 import checker
 
@@ -83,6 +99,8 @@ ROWS = {
     "augur": "augur (default policies)",
     "augur-small": "augur, small-model rules (tools.small_model: true)",
     "augur-text": "augur, text mode (tools.mode: text)",
+    "augur-small-auto": "augur, small-model rules on unsure calls (tools.small_model: auto)",
+    "augur-conf": "augur (default policies), confidence scored, streamed",
     "native": "(ref-native) tools model direct (Ollama's parser)",
     "augur-native": "augur (default policies), tools model",
 }
@@ -96,7 +114,11 @@ ROW_POLICIES = {
     "b": ("ref-b", REF_B_POLICY),
     "augur-small": ("augur-small", {"tools": {"small_model": True}}),
     "augur-text": ("augur-text", {"tools": {"mode": "text"}}),
+    "augur-small-auto": ("augur-small-auto", {"tools": {"small_model": "auto"}}),
+    "augur-conf": ("augur-conf", {"confidence": {"threshold": 0.5}}),
 }
+# Rows whose requests are streamed (the done chunk carries each call's signals).
+STREAMED_ROWS = {"augur-conf"}
 DEFAULT_ROWS = "a,b,augur,augur-small,augur-text"
 OPTIONS = {"temperature": 0, "seed": 42}
 NUM_PREDICT = 512
@@ -424,29 +446,90 @@ def read_direct(content: str) -> tuple[list[dict], str, str | None]:
     return [], "", "neither a tool_call nor a response"
 
 
-def augur_body(case: dict, model: str, opts: dict) -> dict:
-    return {"model": model, "messages": case["messages"], "tools": case["tools"], "stream": False,
+def augur_body(case: dict, model: str, opts: dict, stream: bool = False) -> dict:
+    return {"model": model, "messages": case["messages"], "tools": case["tools"], "stream": stream,
             "options": opts}
 
 
+def confidence_headers(headers: httpx.Headers) -> dict | None:
+    """What augur said of a whole answer's confidence, when it scored it."""
+    if "x-augur-confidence" not in headers:
+        return None
+    answer = headers["x-augur-confidence"]
+    calls = []
+    for item in filter(None, (p.strip() for p in headers.get("x-augur-confidence-calls", "").split(","))):
+        name, _, value = item.rpartition("=")
+        calls.append({"name": name, "min": float(value)})
+    below = headers.get("x-augur-confidence-below")
+    return {"answer": None if answer == "unknown" else float(answer), "calls": calls,
+            "below": float(below) if below else None, "from": "headers"}
+
+
+def read_stream(client: ollama.Client, body: dict, out: dict) -> None:
+    """POST a streamed /api/chat through the client's transport; fill `out`
+    from its chunks: the text, the calls, and the done chunk's fields
+    (the client's ChatResponse drops the fields it does not model)."""
+    with client._client.stream("POST", "/api/chat", json=body) as r:
+        if r.status_code != 200:
+            r.read()
+            raise ollama.ResponseError(r.text, r.status_code)
+        out["status"], out["attempts_header"] = 200, r.headers.get("x-augur-attempts")
+        chunks = 0
+        for line in r.iter_lines():
+            if not line.strip():
+                continue
+            part = json.loads(line)
+            chunks += 1
+            if part.get("error"):
+                out["malformed"] = f"the stream ended with an error line: {part['error']}"[:300]
+                break
+            resp = ChatResponse(**part)
+            out["content"] += resp.message.content or ""
+            out["calls"] += [{"name": tc.function.name, "arguments": dict(tc.function.arguments)}
+                             for tc in (resp.message.tool_calls or [])]
+            if part.get("done"):
+                out["done"], out["done_reason"] = True, part.get("done_reason")
+                out["eval_count"] = part.get("eval_count")
+                if "augur_confidence" in part:
+                    c = part["augur_confidence"]
+                    out["confidence"] = {"answer": c if isinstance(c, (int, float)) else None,
+                                         "calls": part.get("augur_confidence_calls") or [],
+                                         "below": part.get("augur_confidence_below"), "from": "done chunk"}
+        out["raw"] = {"chunks": chunks}
+        if out["done"] is None and not out["malformed"]:
+            out["done"] = False
+
+
+def read_whole(client: ollama.Client, body: dict, direct: bool, out: dict) -> None:
+    """POST a whole /api/chat; fill `out` from the answer and augur's headers."""
+    data, resp, headers = post_chat(client, body)
+    out["status"], out["raw"] = 200, data
+    out["done_reason"], out["done"] = resp.done_reason, data.get("done")
+    out["attempts_header"] = headers.get("x-augur-attempts")
+    out["eval_count"] = data.get("eval_count")
+    if (c := confidence_headers(headers)) is not None:
+        out["confidence"] = c
+    content = resp.message.content or ""
+    if direct:
+        out["calls"], out["content"], out["malformed"] = read_direct(content)
+        out["model_text"] = content
+    else:
+        out["content"] = content
+        out["calls"] = [{"name": tc.function.name, "arguments": dict(tc.function.arguments)}
+                        for tc in (resp.message.tool_calls or [])]
+
+
 def ask(client: ollama.Client, body: dict, direct: bool) -> dict:
-    """One question; the outcome the checker reads."""
+    """One question; the outcome the checker reads (and, where augur
+    scored the answer, its `confidence`)."""
     out: dict[str, Any] = {"status": None, "calls": [], "content": "", "malformed": None, "error": None,
                            "done_reason": None, "done": None, "raw": None, "attempts_header": None}
     t0 = time.monotonic()
     try:
-        data, resp, headers = post_chat(client, body)
-        out["status"], out["raw"] = 200, data
-        out["done_reason"], out["done"] = resp.done_reason, data.get("done")
-        out["attempts_header"] = headers.get("x-augur-attempts")
-        content = resp.message.content or ""
-        if direct:
-            out["calls"], out["content"], out["malformed"] = read_direct(content)
-            out["model_text"] = content
+        if body.get("stream"):
+            read_stream(client, body, out)
         else:
-            out["content"] = content
-            out["calls"] = [{"name": tc.function.name, "arguments": dict(tc.function.arguments)}
-                            for tc in (resp.message.tool_calls or [])]
+            read_whole(client, body, direct, out)
     except ollama.ResponseError as e:
         out["status"], out["error"] = e.status_code, str(e.error)
     except httpx.TimeoutException as e:
@@ -511,7 +594,8 @@ class Run:
                 if key == "a":
                     body = direct_body(case, self.model, opts)
                 else:
-                    body = augur_body(case, self.tools_model if key in NATIVE_ROWS else self.model, opts)
+                    body = augur_body(case, self.tools_model if key in NATIVE_ROWS else self.model, opts,
+                                      stream=key in STREAMED_ROWS)
                 before = augur.metrics() if augur else None
                 o = ask(client, body, direct=(key == "a"))
                 if augur:
@@ -565,6 +649,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=4 * 3600.0,
                    help="total time budget, s; cases past it are not run (default 14400)")
     p.add_argument("--out", help="directory for logs and results.json (default: a new temporary one)")
+    p.add_argument("--fallback-row", default=calibration.FALLBACK_ROW,
+                   help="the row whose answers stand in for a fallback in the sweep printed after an "
+                        f"{calibration.PRIMARY_ROW} row (default {calibration.FALLBACK_ROW})")
     p.add_argument("--rescore", type=Path, metavar="RESULTS_JSON",
                    help="run nothing: score the answers of an earlier run's results.json again")
     args = p.parse_args(argv)
@@ -584,7 +671,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def print_report(details: dict, results: dict[str, list[dict]], path: Path) -> None:
+def print_report(details: dict, results: dict[str, list[dict]], path: Path,
+                 cases_by_id: dict[str, dict] | None = None) -> None:
     model = details["model"] + (f" / {details['tools_model']} (native rows)" if details.get("tools_model") else "")
     print(f"### Tool-call quality ({details['started'][:10]}, model {model}, "
           f"{details['n_cases']} cases, options {json.dumps(details['options'])})\n")
@@ -596,11 +684,15 @@ def print_report(details: dict, results: dict[str, list[dict]], path: Path) -> N
     print("- time per row: " + ", ".join(f"{ROWS[k]} {r['seconds']:.0f} s" for k, r in details["rows"].items()))
     print(f"- total run time: {details['seconds']:.0f} s")
     print(f"- per-case results: {path}")
+    if cases_by_id is not None and calibration.PRIMARY_ROW in details["rows"]:
+        print("\n" + calibration.report(details, cases_by_id, fallback=details.get("fallback_row")
+                                        or calibration.FALLBACK_ROW))
 
 
-def rescore(path: Path, case_files: list[Path] | None) -> int:
+def rescore(path: Path, case_files: list[Path] | None, fallback_row: str) -> int:
     """Score the answers of an earlier run again with the current checker and cases."""
     details = json.loads(path.read_text())
+    details["fallback_row"] = fallback_row
     by_id = {c["id"]: c for c in caselib.load(case_files)}
     results = {}
     for key, row in details["rows"].items():
@@ -611,14 +703,14 @@ def rescore(path: Path, case_files: list[Path] | None) -> int:
             scores.append(entry["score"])
         results[key] = scores
     details["notes"] = details["notes"] + [f"re-scored on {dt.date.today().isoformat()} with the current checker"]
-    print_report(details, results, path)
+    print_report(details, results, path, by_id)
     return 0
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.rescore:
-        return rescore(args.rescore, args.cases_file)
+        return rescore(args.rescore, args.cases_file, args.fallback_row)
     selected = caselib.select(caselib.load(args.cases_file), args.categories, args.cases)
     if not selected:
         raise SystemExit("no cases selected")
@@ -630,7 +722,7 @@ def main(argv: list[str]) -> int:
                                "model": run.model, "options": options(args.num_predict),
                                **({"tools_model": run.tools_model}
                                   if NATIVE_ROWS & set(args.row_keys) else {}),
-                               "n_cases": len(selected), "rows": {}}
+                               "n_cases": len(selected), "fallback_row": args.fallback_row, "rows": {}}
     try:
         for key in args.row_keys:
             outcomes, scores, took = run.row(key, selected)
@@ -643,7 +735,7 @@ def main(argv: list[str]) -> int:
     details["seconds"] = time.monotonic() - run.t0
     path = run.log_dir / "results.json"
     path.write_text(json.dumps(details, indent=1, default=str))
-    print_report(details, results, path)
+    print_report(details, results, path, {c["id"]: c for c in selected})
     return 0
 
 

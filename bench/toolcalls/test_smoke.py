@@ -86,6 +86,7 @@ def run(fake, tmp_path_factory):
     out = work / "out"
     proc = subprocess.run(
         [sys.executable, str(HERE / "runner.py"), "--upstream", fake, "--model", "tool-json",
+         "--rows", "a,b,augur,augur-small,augur-text,augur-small-auto,augur-conf",
          "--cases-file", str(cases_file), "--augur-bin", str(augur), "--out", str(out), "--timeout", "30"],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -186,3 +187,50 @@ def test_rescore_prints_the_same_tables(run, tmp_path):
     tables = stdout[:stdout.index("\n- ")]
     assert proc.stdout.startswith(tables)
     assert "re-scored on" in proc.stdout
+
+
+def test_confidence_row_records_every_signal_from_the_stream(run):
+    stdout, results = run
+    note = next(n for n in results["notes"] if n.startswith("augur-conf policy applied"))
+    assert note == "augur-conf policy applied: confidence.threshold=0.5", note
+    conf = by_id(results, "augur-conf")
+    exact = conf["exact"]
+    assert exact["score"]["exact_args"] and exact["upstream_calls"] == 1, exact
+    c = exact["confidence"]
+    # The fake gives every token p = 0.99; the done chunk says each call's signals.
+    assert c["from"] == "done chunk" and c["answer"] == 0.99, c
+    assert [k["name"] for k in c["calls"]] == ["get_weather"]
+    call = c["calls"][0]
+    assert call["min"] == 0.99 and call["unsure_tokens"] == 0 and call["tokens"] > 0, call
+    assert exact["eval_count"] is not None
+    # A plain answer is scored by its words: no calls.
+    answer = conf["answer"]
+    assert answer["score"]["exact_args"] and answer["confidence"]["answer"] == 0.99
+    assert not answer["confidence"]["calls"]
+    # Streamed, the same verdicts as the whole answers of the augur row.
+    whole = by_id(results, "augur")
+    for cid in ("exact", "placeholder", "answer", "undeclared"):
+        assert conf[cid]["score"]["exact_args"] == whole[cid]["score"]["exact_args"], cid
+
+
+def test_small_model_auto_row_records_the_confidence_headers(run):
+    _, results = run
+    note = next(n for n in results["notes"] if n.startswith("augur-small-auto policy applied"))
+    assert note == 'augur-small-auto policy applied: tools.small_model="auto"', note
+    exact = by_id(results, "augur-small-auto")["exact"]
+    assert exact["score"]["exact_args"], exact
+    assert exact["confidence"] == {"answer": 0.99, "calls": [{"name": "get_weather", "min": 0.99}],
+                                   "below": None, "from": "headers"}
+
+
+def test_calibration_tables_follow_a_confidence_row(run):
+    stdout, _ = run
+    report = stdout[stdout.index("### Calibration"):]
+    for heading in ("#### AUROC per feature, per answer (95% bootstrap interval)", "#### Reliability",
+                    "#### Sweep: primary augur (default policies), confidence scored, streamed, "
+                    "fallback augur, small-model rules (tools.small_model: true)"):
+        assert heading in report, report
+    # 0.99 everywhere: nothing is below 0.95, so the primary keeps every answer that did not fail.
+    line = next(l for l in report.splitlines() if l.startswith("| 0.95 |"))
+    failed = next(l for l in report.splitlines() if l.startswith("| none (failures only) |"))
+    assert line.split("|")[2:] == failed.split("|")[2:], (line, failed)

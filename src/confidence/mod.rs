@@ -11,7 +11,9 @@
 //! token's probability (`min`), the geometric mean probability (`mean`),
 //! and how many tokens were below even odds (`unsure`), with the weakest
 //! token and its alternatives kept for inspection. An answer's score is
-//! its weakest call's.
+//! its weakest call's. Calls are scored as the answer holds them: an
+//! exact repeat within the answer, or a call cut off by its end, is no
+//! call of the answer and is not scored.
 //!
 //! Confidence is a reason to look again, never proof that an answer is
 //! right: a model can be sure of a wrong call (the commonest small-model
@@ -29,13 +31,13 @@ mod tokens;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 pub(crate) use tokens::{Token, Tokens};
 
-#[cfg(test)]
-use spans::Leaf;
-use spans::Step;
+use spans::{Leaf, Step};
 
 /// A token below this probability is unsure.
 const UNSURE_BELOW: f64 = 0.5;
@@ -142,10 +144,26 @@ pub(crate) fn of_envelope(tokens: &Tokens) -> Option<Confidence> {
     if !tokens.usable() {
         return None;
     }
-    let leaves = spans::leaves(tokens.text()?);
+    let text = tokens.text()?;
+    let spans::Spans { leaves, objects } = spans::scan(text);
+    let objects: HashMap<&[Step], &Leaf> = objects.iter().map(|o| (&o.path[..], o)).collect();
     let mut calls = Vec::new();
+    let mut seen: Vec<Value> = Vec::new();
     for name in leaves.iter().filter(|l| is_call_name(&l.path)) {
         let call = &name.path[..name.path.len() - 1];
+        // Scored as the answer holds its calls: a call cut off by the end
+        // of the text is left out, and so is an exact repeat of an earlier
+        // call (same name, same arguments); augur drops both.
+        let Some(whole) = objects.get(call) else {
+            continue;
+        };
+        let Some(this) = call_value(text.get(whole.start..whole.end)) else {
+            continue;
+        };
+        if seen.contains(&this) {
+            continue;
+        }
+        seen.push(this);
         let values = leaves.iter().filter(|l| under(&l.path, call, "arguments"));
         // The name is an enum the grammar narrows: past its first token
         // the grammar chooses, and a forced token reports the model's
@@ -156,7 +174,6 @@ pub(crate) fn of_envelope(tokens: &Tokens) -> Option<Confidence> {
         let Some(score) = scored else {
             continue;
         };
-        let text = tokens.text().unwrap_or_default();
         let raw = text.get(name.start..name.end).filter(|n| *n != "\"");
         calls.push(CallScore {
             name: raw.unwrap_or_default().to_string(),
@@ -235,6 +252,16 @@ pub(crate) fn of_text(tokens: &Tokens) -> Option<Confidence> {
         calls: Vec::new(),
         answer: Score::of(tokens.words())?,
     })
+}
+
+/// A call object's name and arguments, as JSON (`None` when `text` is
+/// not a JSON object): what makes two calls the same call.
+fn call_value(text: Option<&str>) -> Option<Value> {
+    let v: Value = serde_json::from_str(text?).ok()?;
+    Some(Value::Array(vec![
+        v.get("name")?.clone(),
+        v.get("arguments").cloned().unwrap_or(Value::Null),
+    ]))
 }
 
 /// `path` ends in the `name` of a call: `…/tool_call/name` or

@@ -5,11 +5,11 @@
 
 /// Deepest nesting read; deeper values are not scored.
 const MAX_DEPTH: usize = 32;
-/// Most values read.
+/// Most values read, and most objects.
 const MAX_LEAVES: usize = 4_096;
 
 /// One step of a value's path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Step {
     Key(String),
     Index(usize),
@@ -25,18 +25,32 @@ pub(crate) struct Leaf {
     pub end: usize,
 }
 
+/// What was read of a JSON text: its scalar values, and the objects that
+/// closed (an object cut off by the end of the text is not among them).
+#[derive(Debug, Default)]
+pub(crate) struct Spans {
+    pub leaves: Vec<Leaf>,
+    /// Each complete object's path and bytes, braces included.
+    pub objects: Vec<Leaf>,
+}
+
 /// The leaves of the first JSON value in `text` (leading text skipped);
 /// as many as were read when the text is cut or malformed.
 pub(crate) fn leaves(text: &str) -> Vec<Leaf> {
+    scan(text).leaves
+}
+
+/// The leaves and complete objects of the first JSON value in `text`.
+pub(crate) fn scan(text: &str) -> Spans {
     let bytes = text.as_bytes();
     let Some(start) = bytes.iter().position(|b| *b == b'{' || *b == b'[') else {
-        return Vec::new();
+        return Spans::default();
     };
     let mut scan = Scan {
         bytes,
         at: start,
         path: Vec::new(),
-        out: Vec::new(),
+        out: Spans::default(),
     };
     scan.value(0);
     scan.out
@@ -46,7 +60,7 @@ struct Scan<'a> {
     bytes: &'a [u8],
     at: usize,
     path: Vec<Step>,
-    out: Vec<Leaf>,
+    out: Spans,
 }
 
 impl Scan<'_> {
@@ -62,7 +76,7 @@ impl Scan<'_> {
 
     /// Read one value; false when the text ends or breaks off.
     fn value(&mut self, depth: usize) -> bool {
-        if depth > MAX_DEPTH || self.out.len() >= MAX_LEAVES {
+        if depth > MAX_DEPTH || self.out.leaves.len() >= MAX_LEAVES {
             return false;
         }
         match self.peek() {
@@ -87,7 +101,7 @@ impl Scan<'_> {
     }
 
     fn leaf(&mut self, start: usize, end: usize) -> bool {
-        self.out.push(Leaf {
+        self.out.leaves.push(Leaf {
             path: self.path.clone(),
             start,
             end,
@@ -115,11 +129,19 @@ impl Scan<'_> {
     }
 
     fn object(&mut self, depth: usize) -> bool {
+        let start = self.at;
         self.at += 1;
         loop {
             match self.peek() {
                 Some(b'}') => {
                     self.at += 1;
+                    if self.out.objects.len() < MAX_LEAVES {
+                        self.out.objects.push(Leaf {
+                            path: self.path.clone(),
+                            start,
+                            end: self.at,
+                        });
+                    }
                     return true;
                 }
                 Some(b',') => self.at += 1,

@@ -194,3 +194,45 @@ fn a_call_without_arguments_is_scored_by_its_name() {
     assert_eq!(c.calls[0].name, "now");
     assert!(close(c.answer.min, 0.7));
 }
+
+/// One token a character of `text`, each sure but those at `unsure`
+/// (byte offsets), at 0.2.
+fn per_char(text: &str, unsure: &[usize]) -> Tokens {
+    let pieces: Vec<(String, f64)> = text
+        .char_indices()
+        .map(|(i, c)| (c.to_string(), if unsure.contains(&i) { 0.2 } else { 0.97 }))
+        .collect();
+    let pieces: Vec<(&str, f64)> = pieces.iter().map(|(s, p)| (s.as_str(), *p)).collect();
+    tokens(&pieces)
+}
+
+#[test]
+fn a_call_repeated_within_the_answer_is_scored_once() {
+    // augur returns an exact repeat once: its second writing is no call of
+    // the answer, and its unsure value no reason to doubt it.
+    let text = r#"{"tool_calls":[{"name":"f","arguments":{"a":1}},{"name":"f","arguments":{"a":1}},{"name":"g","arguments":{"b":"xy"}}]}"#;
+    let second = text.match_indices("1").nth(1).unwrap().0;
+    let c = of_envelope(&per_char(text, &[second])).unwrap();
+    let names: Vec<&str> = c.calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["f", "g"]);
+    assert!(close(c.answer.min, 0.97), "{:?}", c.answer);
+    assert_eq!(c.answer.unsure, 0);
+    assert_eq!(c.answer.tokens, 3, "1, x, y");
+    // Same name, other arguments: two calls, both scored.
+    let text =
+        r#"{"tool_calls":[{"name":"f","arguments":{"a":1}},{"name":"f","arguments":{"a":2}}]}"#;
+    let c = of_envelope(&per_char(text, &[text.find('2').unwrap()])).unwrap();
+    assert_eq!(c.calls.len(), 2);
+    assert!(close(c.answer.min, 0.2));
+}
+
+#[test]
+fn a_call_cut_off_by_the_end_of_the_answer_is_not_scored() {
+    // The complete calls of a cut answer are returned; the trailing one is not.
+    let text =
+        r#"{"tool_calls":[{"name":"f","arguments":{"a":1}},{"name":"g","arguments":{"b":"xy"#;
+    let c = of_envelope(&per_char(text, &[text.find('x').unwrap()])).unwrap();
+    let names: Vec<&str> = c.calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["f"]);
+    assert!(close(c.answer.min, 0.97), "{:?}", c.answer);
+}

@@ -252,6 +252,65 @@ async fn small_model_auto_judges_only_unsure_calls() {
     assert_eq!(cities(&v), [json!("Paris")], "unsure Zurich dropped");
 }
 
+/// A call the model wrote twice is returned once, and scored once: the
+/// per-call report lines up with the calls returned.
+#[tokio::test]
+async fn a_repeated_call_is_reported_once() {
+    let live = Live::with_fake(FakeOllama::builder().start().await, SCORED).await;
+    let call = json!({"name": "get_weather", "arguments": {"city": "Paris"}});
+    let twice = json!({"tool_calls": [call, call]}).to_string();
+    for stream in [false, true] {
+        let body = surfaces::request(
+            Surface::Ollama,
+            "tool-json",
+            &[tool_turns::weather_tool()],
+            &messages(&twice),
+            stream,
+        );
+        let r = ask(&live, Surface::Ollama, &body).await;
+        let calls = header(&r, "x-augur-confidence-calls").map(String::from);
+        let text = r.text().await.unwrap();
+        let answer = surfaces::answer(Surface::Ollama, stream, &text).unwrap();
+        assert_eq!(answer.calls.len(), 1, "{text}");
+        if stream {
+            let done = ndjson(&text).last().cloned().unwrap();
+            let scored = done["augur_confidence_calls"].as_array().unwrap().len();
+            assert_eq!(scored, 1, "{done}");
+        } else {
+            assert_eq!(calls.as_deref(), Some("get_weather=0.99"));
+        }
+    }
+}
+
+/// Under `small_model: auto` each call is judged by its own score, also
+/// after a call the model repeated (returned once).
+#[tokio::test]
+async fn small_model_auto_judges_each_call_by_its_own_score() {
+    let policy = "models:\n  \"m\":\n    tools: {small_model: auto}\n";
+    let paris = json!({"name": "get_weather", "arguments": {"city": "Paris"}});
+    let zurich = json!({"name": "get_weather", "arguments": {"city": "Zurich"}});
+    let answer = json!({"tool_calls": [paris, paris, zurich]}).to_string();
+    let fake = FakeOllama::builder()
+        .script("m", vec![answer])
+        .unsure("m", &[("Zurich", 0.2)])
+        .start()
+        .await;
+    let live = Live::with_fake(fake, policy).await;
+    let body = surfaces::request(
+        Surface::Ollama,
+        "m",
+        &[tool_turns::weather_tool()],
+        &messages("What is the weather in Paris?"),
+        false,
+    );
+    let r = ask(&live, Surface::Ollama, &body).await;
+    assert_eq!(header(&r, "x-augur-repaired"), Some("dropped_ungrounded"));
+    let v: Value = r.json().await.unwrap();
+    let calls = v["message"]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "unsure Zurich dropped: {v}");
+    assert_eq!(calls[0]["function"]["arguments"]["city"], "Paris");
+}
+
 /// A client that asks for `logprobs` gets them as Ollama sends them, on
 /// Ollama's routes and on `/v1/chat/completions`.
 #[tokio::test]
