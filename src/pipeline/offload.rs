@@ -18,6 +18,14 @@
 //! Only per-answer steps are offloaded (a whole answer interpreted, a
 //! whole answer's calls screened): a thread hop costs microseconds, which
 //! per streamed chunk would add up.
+//!
+//! At most one piece of work per CPU runs at once; the others wait their
+//! turn without a thread. More at once would finish no sooner, and each
+//! holds what it works on: a schema compiled for one answer (megabytes
+//! for some patterns, when the schema cache cannot keep it) and the
+//! allocator's arena of its thread. Sixteen answers with distinct large
+//! schemas validated at once grew the process by 84 MiB past its schema
+//! cache; one per CPU keeps that to the few schemas being worked on.
 
 use crate::error::ProxyError;
 
@@ -33,14 +41,30 @@ where
     if tokio::runtime::Handle::try_current().is_err() {
         return Ok(f());
     }
+    // The semaphore is never closed, so a permit always comes.
+    let permit = turns().clone().acquire_owned().await.ok();
     let span = tracing::Span::current();
-    match tokio::task::spawn_blocking(move || span.in_scope(f)).await {
+    let work = move || {
+        let _turn = permit;
+        span.in_scope(f)
+    };
+    match tokio::task::spawn_blocking(work).await {
         Ok(r) => Ok(r),
         Err(e) => match e.try_into_panic() {
             Ok(panic) => std::panic::resume_unwind(panic),
             Err(_) => Err(ProxyError::Internal("augur is shutting down".into())),
         },
     }
+}
+
+/// One turn per CPU, shared by every runtime of the process.
+fn turns() -> &'static std::sync::Arc<tokio::sync::Semaphore> {
+    static TURNS: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> =
+        std::sync::OnceLock::new();
+    TURNS.get_or_init(|| {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        std::sync::Arc::new(tokio::sync::Semaphore::new(cpus.max(2)))
+    })
 }
 
 #[cfg(test)]
@@ -62,6 +86,29 @@ mod tests {
         let task = tokio::spawn(cpu(|| -> u8 { panic!("boom") }));
         let e = task.await.err().map(|e| e.is_panic());
         assert_eq!(e, Some(true));
+    }
+
+    #[tokio::test]
+    async fn no_more_work_runs_at_once_than_there_are_turns() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NOW: AtomicUsize = AtomicUsize::new(0);
+        static MOST: AtomicUsize = AtomicUsize::new(0);
+        let work = (0..32).map(|_| {
+            tokio::spawn(cpu(|| {
+                let n = NOW.fetch_add(1, Ordering::SeqCst) + 1;
+                MOST.fetch_max(n, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                NOW.fetch_sub(1, Ordering::SeqCst);
+            }))
+        });
+        for w in futures_util::future::join_all(work).await {
+            assert!(matches!(w, Ok(Ok(()))));
+        }
+        let most = MOST.load(Ordering::SeqCst);
+        assert!(
+            most >= 1 && most <= super::turns().available_permits(),
+            "{most}"
+        );
     }
 
     #[test]

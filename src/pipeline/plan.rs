@@ -170,7 +170,7 @@ pub(crate) async fn decide(
     let (format, mut format_changed) = apply_named_format(normalized.format, policy);
     format_changed |= normalized.changed;
     if let Some(Format::Schema(s)) = &format {
-        admit("format", s)?;
+        admit("format", s).await?;
     }
 
     let declared_tools = body
@@ -236,7 +236,7 @@ pub(crate) async fn decide(
         && (tools.is_some() || format.is_some() || !caps.has(upstream, model, "thinking").await?);
 
     if think && let Some(Format::Schema(s)) = &format {
-        admit("format", &format::think::validation_schema(Some(s)))?;
+        admit("format", &format::think::validation_schema(Some(s))).await?;
     }
 
     // A constrained or emulated answer holds no calls written as text.
@@ -268,14 +268,22 @@ pub(crate) async fn decide(
 }
 
 /// The schema budget and compilation every schema passes before any
-/// model call (compiled once per distinct schema, then cached).
-fn admit(what: &str, schema: &Value) -> Result<(), ProxyError> {
-    crate::validate::admit(schema)
-        .map(|_| ())
-        .map_err(|source| ProxyError::Schema {
-            what: what.to_string(),
-            source,
-        })
+/// model call (compiled once per distinct schema, then cached). A schema
+/// not yet compiled is compiled off the event loop, in its turn
+/// ([`super::offload`]): compilations run no more at once than there are
+/// CPUs, however many clients send new schemas.
+async fn admit(what: &str, schema: &Value) -> Result<(), ProxyError> {
+    let compiled = match crate::validate::Validators::shared().cached(schema) {
+        Some(known) => known,
+        None => {
+            let schema = schema.clone();
+            super::offload::cpu(move || crate::validate::admit(&schema)).await?
+        }
+    };
+    compiled.map(|_| ()).map_err(|source| ProxyError::Schema {
+        what: what.to_string(),
+        source,
+    })
 }
 
 /// A policy-bound schema replaces the client's format per `apply`.

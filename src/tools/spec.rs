@@ -230,7 +230,11 @@ impl ToolSet {
             return Ok(set);
         }
         let set = ToolSet::from_request_with(tools, forms)?;
-        cache().insert(key, set.clone());
+        // Heavier than the whole budget: used once, not kept.
+        if set.weight() <= cache().policy().max_capacity().unwrap_or(0) {
+            cache().insert(key, set.clone());
+            crate::validate::settle(cache());
+        }
         Ok(set)
     }
 

@@ -38,6 +38,7 @@ type Entry = Result<Arc<Compiled>, SchemaRejected>;
 #[derive(Clone)]
 pub struct Validators {
     cache: moka::sync::Cache<[u8; 32], Entry>,
+    max_bytes: u64,
     compilations: Arc<AtomicU64>,
 }
 
@@ -61,16 +62,14 @@ impl Validators {
     /// Validators holding up to about `max_bytes` of compiled schemas (as
     /// estimated by [`super::weight()`], which is above what was measured).
     pub fn new(max_bytes: u64) -> Self {
+        let max_bytes = max_bytes.max(1);
         let cache = moka::sync::Cache::builder()
-            .max_capacity(max_bytes.max(1))
-            .weigher(|_key, entry: &Entry| match entry {
-                Ok(c) => c.weight,
-                // The entry and the message (a few hundred bytes at most).
-                Err(e) => u32::try_from(1024 + e.to_string().len()).unwrap_or(u32::MAX),
-            })
+            .max_capacity(max_bytes)
+            .weigher(|_key, entry: &Entry| weight(entry))
             .build();
         Self {
             cache,
+            max_bytes,
             compilations: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -96,13 +95,45 @@ impl Validators {
     /// first use ([`compiled::compile`]); a refusal is remembered too. Its
     /// raw size is checked every time, before it is hashed (a cheaper pass
     /// that stops early on a schema far over the budget).
+    ///
+    /// A compiled schema heavier than the whole budget is returned but not
+    /// kept, and one that is kept evicts what it displaces at once, so the
+    /// cache holds no more than its budget between two requests.
     pub fn compile(&self, schema: &Value) -> Result<Arc<Compiled>, SchemaRejected> {
         budget::check_size([schema], &Limits::default())?;
         let key = schema_key(schema);
-        self.cache.get_with(key, || {
+        let mut unkept = None;
+        let kept = self.cache.optionally_get_with(key, || {
             self.compilations.fetch_add(1, Ordering::Relaxed);
-            compiled::compile(schema).map(Arc::new)
-        })
+            let entry = compiled::compile(schema).map(Arc::new);
+            if u64::from(weight(&entry)) <= self.max_bytes {
+                Some(entry)
+            } else {
+                unkept = Some(entry);
+                None
+            }
+        });
+        match (kept, unkept) {
+            (_, Some(entry)) => entry,
+            (Some(entry), None) => {
+                settle(&self.cache);
+                entry
+            }
+            // Another request's compilation was too heavy to keep.
+            (None, None) => {
+                self.compilations.fetch_add(1, Ordering::Relaxed);
+                compiled::compile(schema).map(Arc::new)
+            }
+        }
+    }
+
+    /// The schema's compilation when it is cached already (after the raw
+    /// size check, which refuses at once), without compiling it.
+    pub fn cached(&self, schema: &Value) -> Option<Result<Arc<Compiled>, SchemaRejected>> {
+        if let Err(e) = budget::check_size([schema], &Limits::default()) {
+            return Some(Err(e.into()));
+        }
+        self.cache.get(&schema_key(schema))
     }
 
     /// Validate `instance` against `schema` with bounded work. A schema
@@ -113,6 +144,22 @@ impl Validators {
             Err(e) => Checked::unchecked(format!("the schema cannot be used: {e}")),
         }
     }
+}
+
+/// The memory an entry holds, as [`super::weight()`] estimates it.
+fn weight(entry: &Entry) -> u32 {
+    match entry {
+        Ok(c) => c.weight,
+        // The entry and the message (a few hundred bytes at most).
+        Err(e) => u32::try_from(1024 + e.to_string().len()).unwrap_or(u32::MAX),
+    }
+}
+
+/// Evict now what the last insertions displaced: `moka` otherwise defers
+/// its eviction to later operations (up to dozens of insertions later),
+/// and a burst of distinct megabyte schemas would be held meanwhile.
+pub(crate) fn settle<V: Clone + Send + Sync + 'static>(cache: &moka::sync::Cache<[u8; 32], V>) {
+    cache.run_pending_tasks();
 }
 
 /// [`schema_key`] of a JSON array of `values`, without building the array.

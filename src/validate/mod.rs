@@ -21,6 +21,7 @@ mod tests;
 
 use serde_json::Value;
 
+pub(crate) use cache::settle;
 pub use cache::{Validators, cache_budget, schema_key, set_cache_budget, values_key};
 pub use coerce::coerce_to_schema;
 pub use compiled::{Compiled, MAX_VIOLATIONS, MAX_WORK, SchemaRejected, compile, options};

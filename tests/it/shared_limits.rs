@@ -113,7 +113,7 @@ async fn load(replicas: &[&Process], n: usize, secs: Duration) -> (usize, Durati
 
 /// 32 concurrent clients on two replicas with a healthy store: a loaded
 /// replica's own scheduling delay is no store outage, and the limit holds
-/// exactly.
+/// to the request: the burst, and what refilled while the rounds ran.
 #[tokio::test]
 async fn thirty_a_minute_hold_under_concurrent_load_on_two_replicas() {
     bounded(120, async {
@@ -124,22 +124,23 @@ async fn thirty_a_minute_hold_under_concurrent_load_on_two_replicas() {
         write_policy(policies.path(), "10-limits.yaml", limited);
         let a = replica_default(&fake, &redis, policies.path()).await;
         let b = replica_default(&fake, &redis, policies.path()).await;
+        // The burst of 30, then half a request a second: a loaded machine
+        // makes the rounds slower, and what refilled meanwhile is admitted
+        // too, never more.
         let started = Instant::now();
+        let mut total = 0;
         for round in 0..2 {
             let (admitted, _) = load(&[&a, &b], 200, Duration::from_secs(30)).await;
+            total += admitted;
+            let refilled = (started.elapsed().as_secs_f64() / 2.0).ceil() as usize;
             if round == 0 {
-                assert_eq!(admitted, 30, "round {round}");
-            } else {
-                // A second round within the minute: at most what refilled
-                // since the first began (half a request a second; a loaded
-                // machine makes the rounds slower, not the limit looser).
-                let refilled = (started.elapsed().as_secs_f64() / 2.0).ceil() as usize;
-                assert!(
-                    admitted <= refilled + 1,
-                    "round {round}: {admitted} after {:?}",
-                    started.elapsed()
-                );
+                assert!(admitted >= 30, "round {round}: {admitted}");
             }
+            assert!(
+                total <= 30 + refilled + 1,
+                "round {round}: {total} in all after {:?}",
+                started.elapsed()
+            );
         }
         for augur in [&a, &b] {
             assert_eq!(metric(augur, "augur_limit_store_local_total").await, 0.0);
