@@ -244,7 +244,11 @@ impl Limits {
         }
         let shared = match &self.shared {
             Some(store) => {
-                shared::admission::admit(store, policy, principal, model, estimate).await?
+                // Boxed: a store's exchange is needed with a store only.
+                Box::pin(shared::admission::admit(
+                    store, policy, principal, model, estimate,
+                ))
+                .await?
             }
             None => None,
         };

@@ -74,11 +74,19 @@ pub struct Event {
 /// The kinds of event a response reports, each with its detail (at most
 /// one per kind); empty for most responses.
 pub fn classify(status: StatusCode, headers: &HeaderMap) -> Vec<(Kind, String)> {
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let mut found = Vec::new();
     if let Some(refusal) = refusal(status) {
         found.push((Kind::Refusal, format!("{} {refusal}", status.as_u16())));
     }
+    // Most answers carry no report: one pass over the names, none looked
+    // up by text.
+    let reports = headers
+        .keys()
+        .any(|name| name.as_str().starts_with("x-augur-"));
+    if !reports {
+        return found;
+    }
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(repaired) = text("x-augur-repaired") {
         found.push((Kind::Repair, repaired.to_string()));
     }

@@ -76,8 +76,10 @@ struct Idle {
 /// One connection, held by one request at a time.
 pub(super) struct Lease {
     sender: http1::SendRequest<Body>,
-    /// `None` once the connection has closed.
-    conn: Option<Conn>,
+    /// `None` once the connection has closed. Boxed: a lease moves from
+    /// the pool to a request, into its response body and back, and hyper's
+    /// connection state is kilobytes.
+    conn: Option<Box<Conn>>,
     pool: Pool,
     /// Whether the upstream sent anything since the last request began.
     heard: Heard,
@@ -157,7 +159,11 @@ impl Pool {
 
     /// A new connection.
     pub(super) async fn connect(&self) -> Result<Lease, ProxyError> {
-        let opened = self.open().await.map(|lease| self.hand_out(lease));
+        // Boxed: opening is rare, and its state would otherwise be part of
+        // every request's future.
+        let opened = Box::pin(self.open())
+            .await
+            .map(|lease| self.hand_out(lease));
         opened.map_err(|failed| {
             // The address goes to the log only: clients are told what
             // failed, not where augur's upstreams are.
@@ -200,7 +206,7 @@ impl Pool {
         CONNECTIONS_OPENED.with(|c| c.increment(1));
         Ok(Lease {
             sender,
-            conn: Some(conn),
+            conn: Some(Box::new(conn)),
             pool: self.clone(),
             heard,
             fresh: true,
@@ -267,7 +273,7 @@ impl Lease {
     /// Poll the connection's I/O; notes when it has closed.
     fn drive(&mut self, cx: &mut Context<'_>) {
         if let Some(conn) = self.conn.as_mut()
-            && Pin::new(conn).poll(cx).is_ready()
+            && Pin::new(&mut **conn).poll(cx).is_ready()
         {
             self.conn = None;
         }

@@ -105,9 +105,9 @@ impl Upstream {
             Ok(response) => Ok(response),
             Err(SendError {
                 request: Some(req), ..
-            }) => self.again(req, Reason::Unsent).await,
+            }) => Box::pin(self.again(req, Reason::Unsent)).await,
             Err(e) if e.unanswered => match again {
-                Some(req) => self.again(req, Reason::Unanswered).await,
+                Some(req) => Box::pin(self.again(req, Reason::Unanswered)).await,
                 None => Err(Failure::from(e)),
             },
             Err(e) => Err(Failure::from(e)),

@@ -143,12 +143,21 @@ impl Fleet {
         } else {
             None
         };
-        if self.is_single() {
-            return self.once(0, req, &sending).await;
+        let only = if self.is_single() { Some(0) } else { pinned };
+        match only {
+            Some(i) => self.once(i, req, &sending).await,
+            // Boxed: its state is needed with several upstreams only.
+            None => Box::pin(self.spread(req, &sending)).await,
         }
-        if let Some(i) = pinned {
-            return self.once(i, req, &sending).await;
-        }
+    }
+
+    /// Send to the upstreams that may take the request, in turn, until one
+    /// answers (see the module doc).
+    async fn spread(
+        &self,
+        req: Request<Body>,
+        sending: &Sending<'_>,
+    ) -> Result<Response<Body>, ProxyError> {
         let target = sending.target;
         let template = Template::of(&req, sending.replay);
         let mut next = Some(req);
@@ -167,7 +176,7 @@ impl Fleet {
                 metrics::counter!("augur_upstream_failovers_total").increment(1);
             }
             tried |= pick::bit(i);
-            match traced(upstream, member, req, &sending).await {
+            match traced(upstream, member, req, sending).await {
                 Ok(response) => {
                     let status = response.status();
                     if !is_failed(status) {
