@@ -66,7 +66,7 @@ impl Settlement {
             return;
         }
         self.bytes += data.len() as u64;
-        self.newlines += data.iter().filter(|b| **b == b'\n').count() as u64;
+        self.newlines += memchr::memchr_iter(b'\n', data).count() as u64;
         self.tail.extend_from_slice(data);
         if self.tail.len() > 2 * TAIL {
             let cut = self.tail.len() - TAIL;

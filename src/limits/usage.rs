@@ -84,15 +84,18 @@ pub(crate) fn estimate_from_bytes(len: usize) -> u64 {
 /// Prompt and generated tokens from the end of an Ollama, OpenAI or
 /// Anthropic answer; `None` when the text carries no counts.
 pub(crate) fn counts_in(tail: &[u8]) -> Option<Counts> {
-    let text = String::from_utf8_lossy(tail);
+    // Searched as bytes from the end: the counts are ASCII, and this runs
+    // at the end of every answer.
     let last = |key: &str| -> Option<u64> {
-        let i = text.rfind(key)?;
-        let digits: String = text[i + key.len()..]
-            .trim_start()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
+        let i = memchr::memmem::rfind(tail, key.as_bytes())?;
+        let rest = &tail[i + key.len()..];
+        let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        let digits = &rest[start..];
+        let end = digits
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(digits.len());
+        std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
     };
     let pair = |input: &str, output: &str| -> Option<Counts> {
         let (i, o) = (last(input), last(output));
@@ -132,6 +135,12 @@ mod tests {
         assert_eq!(counts_in(anthropic), c(3, 4, None));
         assert_eq!(counts_in(b"{}"), None);
         assert_eq!(counts_in(br#"{"eval_count":0}"#), c(0, 0, None));
+        // Spaces after the colon, the last report wins, bytes that are not
+        // UTF-8 around it, and a key with no digits.
+        let spaced = b"\xff{\"eval_count\": 3}\n{\"prompt_eval_count\" :1,\"eval_count\":  12 }";
+        assert_eq!(counts_in(spaced), c(0, 12, None));
+        assert_eq!(counts_in(br#"{"eval_count":"x"}"#), None);
+        assert_eq!(counts_in(br#"{"eval_count":"#), None);
     }
 
     #[test]
