@@ -84,20 +84,9 @@ pub(crate) fn estimate_from_bytes(len: usize) -> u64 {
 /// Prompt and generated tokens from the end of an Ollama, OpenAI or
 /// Anthropic answer; `None` when the text carries no counts.
 pub(crate) fn counts_in(tail: &[u8]) -> Option<Counts> {
-    // Searched as bytes from the end: the counts are ASCII, and this runs
-    // at the end of every answer.
-    let last = |key: &str| -> Option<u64> {
-        let i = memchr::memmem::rfind(tail, key.as_bytes())?;
-        let rest = &tail[i + key.len()..];
-        let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
-        let digits = &rest[start..];
-        let end = digits
-            .iter()
-            .position(|b| !b.is_ascii_digit())
-            .unwrap_or(digits.len());
-        std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
-    };
-    let pair = |input: &str, output: &str| -> Option<Counts> {
+    let finders = &*FINDERS;
+    let last = |key: Key| -> Option<u64> { last_count(tail, &finders[key as usize]) };
+    let pair = |input: Key, output: Key| -> Option<Counts> {
         let (i, o) = (last(input), last(output));
         (i.is_some() || o.is_some()).then(|| Counts {
             input: i.unwrap_or(0),
@@ -105,13 +94,53 @@ pub(crate) fn counts_in(tail: &[u8]) -> Option<Counts> {
             eval_ns: None,
         })
     };
-    if let Some(ollama) = pair("\"prompt_eval_count\":", "\"eval_count\":") {
-        let eval_ns = last("\"eval_duration\":");
+    if let Some(ollama) = pair(Key::PromptEvalCount, Key::EvalCount) {
+        let eval_ns = last(Key::EvalDuration);
         return Some(Counts { eval_ns, ..ollama });
     }
-    pair("\"prompt_tokens\":", "\"completion_tokens\":")
+    pair(Key::PromptTokens, Key::CompletionTokens)
         // Anthropic's usage.
-        .or_else(|| pair("\"input_tokens\":", "\"output_tokens\":"))
+        .or_else(|| pair(Key::InputTokens, Key::OutputTokens))
+}
+
+/// The fields [`counts_in`] reads, in [`KEYS`]' order.
+#[derive(Clone, Copy)]
+enum Key {
+    PromptEvalCount,
+    EvalCount,
+    EvalDuration,
+    PromptTokens,
+    CompletionTokens,
+    InputTokens,
+    OutputTokens,
+}
+
+const KEYS: [&str; 7] = [
+    "\"prompt_eval_count\":",
+    "\"eval_count\":",
+    "\"eval_duration\":",
+    "\"prompt_tokens\":",
+    "\"completion_tokens\":",
+    "\"input_tokens\":",
+    "\"output_tokens\":",
+];
+
+/// A searcher per key, built once: this runs at the end of every answer.
+static FINDERS: std::sync::LazyLock<Vec<memchr::memmem::FinderRev<'static>>> =
+    std::sync::LazyLock::new(|| KEYS.iter().map(memchr::memmem::FinderRev::new).collect());
+
+/// The number after the last `finder`'s key in `tail` (the counts are
+/// ASCII: searched as bytes, from the end).
+fn last_count(tail: &[u8], finder: &memchr::memmem::FinderRev<'_>) -> Option<u64> {
+    let i = finder.rfind(tail)?;
+    let rest = &tail[i + finder.needle().len()..];
+    let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+    let digits = &rest[start..];
+    let end = digits
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
 #[cfg(test)]
