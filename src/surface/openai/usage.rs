@@ -25,7 +25,6 @@ use bytes::{Bytes, BytesMut};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use serde_json::Value;
 
 use crate::limits::{Usage, usage::Counts};
 
@@ -112,21 +111,34 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// A usage-only event, read without building its tree: the other fields
+/// are skipped.
+#[derive(Deserialize)]
+struct UsageEvent {
+    choices: Vec<IgnoredAny>,
+    usage: Option<UsageCounts>,
+}
+
+#[derive(Deserialize)]
+struct UsageCounts {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
 /// The counts of a usage-only event (`data: {"choices":[],"usage":…}`).
 fn usage_of(event: &[u8]) -> Option<Counts> {
     let data = event.strip_prefix(b"data: ")?;
     if !contains(data, br#""choices":[]"#) {
         return None;
     }
-    let v: Value = serde_json::from_slice(data.trim_ascii_end()).ok()?;
-    if !v["choices"].as_array().is_some_and(Vec::is_empty) {
+    let v: UsageEvent = serde_json::from_slice(data.trim_ascii_end()).ok()?;
+    if !v.choices.is_empty() {
         return None;
     }
-    let usage = v.get("usage")?;
-    let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+    let usage = v.usage?;
     Some(Counts {
-        input: count("prompt_tokens")?,
-        output: count("completion_tokens")?,
+        input: usage.prompt_tokens,
+        output: usage.completion_tokens,
         eval_ns: None,
     })
 }
@@ -227,6 +239,7 @@ mod tests {
     use http_body_util::BodyExt;
 
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn only_a_stream_without_stream_options_is_asked() {
