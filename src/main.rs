@@ -247,10 +247,12 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
         ..app::Accept::from_config(&config)
     };
     // The admin listener (health, readiness) answers once the workers
-    // serve, with their upstream connections opened ahead.
+    // serve, with their upstream connections opened ahead, and until they
+    // have drained: through the drain `/-/ready` answers 503 and
+    // `/-/healthy` 200, and metrics are still scraped.
     let (ready, workers_ready) = tokio::sync::oneshot::channel();
     let admin_router = augur::admin::router(state.clone());
-    let admin_shutdown = shutdown.clone();
+    let (admin_stop, admin_shutdown) = tokio::sync::watch::channel(false);
     let admin_task = tokio::spawn(async move {
         let _ = workers_ready.await;
         app::serve(admin, admin_router, admin_shutdown, admin_accept).await
@@ -258,6 +260,7 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
     let proxy_tls = tls.proxy.as_ref().map(ServerTls::acceptor);
     let listen = config.listen;
     app::serve_workers_ready(state, listen, workers, shutdown, proxy_tls, Some(ready)).await?;
+    let _ = admin_stop.send(true);
     let _ = admin_task.await;
     housekeeping.abort();
     let _ = watcher.await;

@@ -69,8 +69,12 @@ async fn healthy() -> &'static str {
 /// The body also says how the shared limit store is, if one is
 /// configured: its outage does not make augur unready (the policy's
 /// `limits.on_store_error` decides what requests get meanwhile, and every
-/// replica shares the store anyway).
+/// replica shares the store anyway). 503 `draining` once a shutdown signal
+/// was taken, whatever the upstreams.
 async fn ready(State(state): State<AppState>) -> Response {
+    if crate::shutdown::draining() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
+    }
     let probes = state.fleet.probe_all().await;
     let (status, mut text) = if probes.iter().any(Result::is_ok) {
         (StatusCode::OK, "ready\n".to_string())

@@ -54,6 +54,7 @@ mod genai_metrics;
 mod guard_paths;
 mod hung_upstream;
 mod length;
+mod lifecycle;
 mod listing_faults;
 mod log_lines;
 mod messages;
