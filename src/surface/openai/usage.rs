@@ -108,7 +108,7 @@ pub(crate) fn strip_answer(answer: Response, usage: Arc<Usage>) -> Response {
 
 /// Whether `haystack` holds `needle`.
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// A usage-only event, read without building its tree: the other fields
@@ -145,7 +145,7 @@ fn usage_of(event: &[u8]) -> Option<Counts> {
 
 /// The end of the last whole event in `buf` (after its blank line).
 fn last_boundary(buf: &[u8]) -> Option<usize> {
-    buf.windows(2).rposition(|w| w == b"\n\n").map(|i| i + 2)
+    memchr::memmem::rfind(buf, b"\n\n").map(|i| i + 2)
 }
 
 impl StripUsage {
@@ -178,10 +178,7 @@ impl StripUsage {
         let mut out = BytesMut::with_capacity(whole.len());
         let mut rest = &whole[..];
         while !rest.is_empty() {
-            let end = rest
-                .windows(2)
-                .position(|w| w == b"\n\n")
-                .map_or(rest.len(), |i| i + 2);
+            let end = memchr::memmem::find(rest, b"\n\n").map_or(rest.len(), |i| i + 2);
             let (event, after) = rest.split_at(end);
             match (!*this.done).then(|| usage_of(event)).flatten() {
                 Some(counts) => {
