@@ -7,15 +7,16 @@
 //!   none is, those whose models are not known yet); of these the healthy
 //!   ones, if any; of these the ones not stalled (no recent request timed
 //!   out before its first byte), if any; of these the ones with the model
-//!   loaded, if any; then the fewest requests in flight per unit of
-//!   weight, then the larger weight, then the one listed first. Nobody has
-//!   it: `None`.
+//!   loaded, if any; then, with an affinity key, the first in the key's
+//!   order within the load bound (see [`super::ring`]); else the fewest
+//!   requests in flight per unit of weight, then the larger weight, then
+//!   the one listed first. Nobody has it: `None`.
 //! - Any upstream (`/`, `/api/version`): the same without the model.
 //! - The first healthy upstream in the configured order, not stalled if
 //!   one is, else the first (management routes: predictable, never by
 //!   load).
 
-use super::member::Has;
+use super::{member::Has, ring, ring::How};
 
 /// One upstream, as the choice sees it.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +30,16 @@ pub(crate) struct View {
     pub loaded: bool,
     pub in_flight: u64,
     pub weight: u32,
+    /// Its name's stable hash (its place on the affinity ring).
+    pub id: u64,
+}
+
+/// A request's affinity: its key, and how far over its share of the load
+/// its home upstream may go (`affinity.epsilon`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Affinity {
+    pub key: u64,
+    pub epsilon: f64,
 }
 
 fn untried(tried: u64) -> impl Fn(&(usize, &View)) -> bool {
@@ -41,7 +52,18 @@ pub(crate) fn bit(i: usize) -> u64 {
 }
 
 /// For a request naming a model; `None` when no untried upstream has it.
+#[cfg(test)]
 pub(crate) fn for_model(views: &[View], tried: u64) -> Option<usize> {
+    for_model_by(views, tried, None).map(|(i, _)| i)
+}
+
+/// [`for_model`], in `affinity`'s order when there is one; and how the
+/// upstream was chosen.
+pub(crate) fn for_model_by(
+    views: &[View],
+    tried: u64,
+    affinity: Option<Affinity>,
+) -> Option<(usize, How)> {
     let open = || views.iter().enumerate().filter(untried(tried));
     let best = open().map(|(_, v)| v.has).max()?;
     if best == Has::No {
@@ -57,7 +79,10 @@ pub(crate) fn for_model(views: &[View], tried: u64) -> Option<usize> {
     if pool.iter().any(|(_, v)| v.loaded) {
         pool.retain(|(_, v)| v.loaded);
     }
-    least_loaded(pool.into_iter())
+    match affinity {
+        Some(a) if pool.len() > 1 => ring::choose(a.key, a.epsilon, &pool),
+        _ => least_loaded(pool.into_iter()).map(|i| (i, How::LeastLoaded)),
+    }
 }
 
 /// Any untried upstream, healthy ones first, then ones not stalled, the
@@ -109,6 +134,7 @@ mod tests {
             loaded,
             in_flight,
             weight,
+            id: 0,
         }
     }
 
