@@ -68,6 +68,7 @@ mod proxy;
 mod rate_limits;
 mod response_format;
 mod responses;
+mod routing_affinity;
 mod retry_feedback;
 mod scopes;
 mod shared_limits;

@@ -28,7 +28,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
 
 use tracing::Instrument;
 
-use super::{Fleet, Target, X_AUGUR_SESSION, X_AUGUR_UPSTREAM, member::Member, pick};
+use super::{Fleet, Target, X_AUGUR_UPSTREAM, member::Member, pick};
 use crate::{
     error::{Flavor, ProxyError},
     telemetry::{Timing, spans},
@@ -146,7 +146,6 @@ impl Fleet {
         } else {
             None
         };
-        req.headers_mut().remove(&X_AUGUR_SESSION);
         let only = if self.is_single() { Some(0) } else { pinned };
         match only {
             Some(i) => self.once(i, req, &sending).await,
