@@ -6,7 +6,7 @@
 //! matter: the model's policy routes by affinity and there is more than one
 //! upstream. Otherwise nothing is read and the request has no key.
 
-use http::HeaderMap;
+use http::request::Parts;
 
 use crate::{
     limits::Principal,
@@ -17,35 +17,35 @@ use crate::{
 
 use super::Model;
 
-/// What the key is read from.
-pub(super) struct Request<'a> {
-    pub path: &'a str,
-    pub headers: &'a HeaderMap,
-    pub body: Option<&'a [u8]>,
-    pub principal: &'a Principal,
-}
-
-/// The request's affinity, when its model routes by affinity among several
-/// upstreams and the request is a generation with a conversation to key.
-pub(super) fn of(req: &Request<'_>, model: Option<&Model>, several: bool) -> Option<Affinity> {
+/// The affinity of the request with head `parts` and `body`, when its
+/// model routes by affinity among `several` upstreams and the request is a
+/// generation with a conversation to key.
+pub(super) fn of(
+    parts: &Parts,
+    body: Option<&[u8]>,
+    principal: &Principal,
+    model: Option<&Model>,
+    several: bool,
+) -> Option<Affinity> {
     let routing = model?.policy.routing;
     if !several || routing.routing != Routing::Affinity {
         return None;
     }
-    let shape = Shape::of_path(req.path)?;
+    let shape = Shape::of_path(parts.uri.path())?;
     let header = || {
-        req.headers
+        parts
+            .headers
             .get(&X_AUGUR_SESSION)
             .map(|v| v.as_bytes())
             .filter(|v| !v.is_empty())
             .map(|v| affinity::session(&String::from_utf8_lossy(v)))
     };
     let key = match routing.session {
-        Session::Header => header().or_else(|| affinity::prefix(shape, req.body?)),
+        Session::Header => header().or_else(|| affinity::prefix(shape, body?)),
         Session::Principal => {
-            header().or_else(|| Some(affinity::session(&req.principal.limiter_key())))
+            header().or_else(|| Some(affinity::session(&principal.limiter_key())))
         }
-        Session::Prefix => affinity::prefix(shape, req.body?),
+        Session::Prefix => affinity::prefix(shape, body?),
     }?;
     Some(Affinity {
         key,

@@ -316,15 +316,13 @@ async fn admit(state: &AppState, req: Request, started: Instant) -> Result<Kept,
     let meter = genai::operation(routes::metric_label(parts.uri.path()))
         .zip(model.as_ref())
         .map(|(operation, m)| Meter::new(started, operation, &m.name, principal.label(), timing));
+    let several = !state.fleet.is_single();
     let affinity = affinity::of(
-        &affinity::Request {
-            path: parts.uri.path(),
-            headers: &parts.headers,
-            body: bytes.as_deref(),
-            principal: &principal,
-        },
+        &parts,
+        bytes.as_deref(),
+        &principal,
         model.as_ref(),
-        !state.fleet.is_single(),
+        several,
     );
     parts.extensions.insert(Admitted(Arc::new(Facts {
         route,

@@ -10,7 +10,6 @@
 use super::{
     error::PolicyError,
     raw::{RawAffinity, RawSettings},
-    rules::Overlay,
 };
 
 /// `routing:`.
@@ -62,13 +61,21 @@ impl Default for RoutingPolicy {
     }
 }
 
-/// Read a block's `routing:` and `affinity:` into its overlay.
+/// What one `defaults:` or `models.<glob>:` block sets of the routing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RoutingOverlay {
+    pub routing: Option<Routing>,
+    pub epsilon: Option<f64>,
+    pub session: Option<Session>,
+}
+
+/// Read a block's `routing:` and `affinity:`.
 pub(super) fn overlay(
     file: &str,
     at: &str,
     s: &RawSettings,
-    o: &mut Overlay,
-) -> Result<(), PolicyError> {
+) -> Result<RoutingOverlay, PolicyError> {
+    let mut o = RoutingOverlay::default();
     if let Some(r) = &s.routing {
         o.routing = Some(match r.as_str() {
             "affinity" => Routing::Affinity,
@@ -77,39 +84,45 @@ pub(super) fn overlay(
         });
     }
     let Some(RawAffinity { epsilon, session }) = &s.affinity else {
-        return Ok(());
+        return Ok(o);
     };
     if let Some(e) = *epsilon {
         if !(0.0..=MAX_EPSILON).contains(&e) {
             let msg = format!("a number from 0 to {MAX_EPSILON}");
-            return Err(PolicyError::invalid(file, format!("{at}.affinity.epsilon"), msg));
+            return Err(PolicyError::invalid(
+                file,
+                format!("{at}.affinity.epsilon"),
+                msg,
+            ));
         }
-        o.affinity_epsilon = Some(e);
+        o.epsilon = Some(e);
     }
     if let Some(k) = session {
-        o.affinity_session = Some(match k.as_str() {
+        o.session = Some(match k.as_str() {
             "header" => Session::Header,
             "principal" => Session::Principal,
             "prefix" => Session::Prefix,
             other => return Err(unknown(file, &format!("{at}.affinity.session"), other)),
         });
     }
-    Ok(())
+    Ok(o)
 }
 
 fn unknown(file: &str, at: &str, value: &str) -> PolicyError {
     PolicyError::invalid(file, at, format!("unknown value {value:?}"))
 }
 
-/// Apply an overlay's routing over `p`, key by key.
-pub(super) fn apply(o: &Overlay, p: &mut RoutingPolicy) {
-    if let Some(r) = o.routing {
-        p.routing = r;
-    }
-    if let Some(e) = o.affinity_epsilon {
-        p.epsilon = e;
-    }
-    if let Some(s) = o.affinity_session {
-        p.session = s;
+impl RoutingOverlay {
+    /// Apply this block's routing over `p`, key by key.
+    pub(super) fn apply(&self, p: &mut RoutingPolicy) {
+        if let Some(r) = self.routing {
+            p.routing = r;
+        }
+        if let Some(e) = self.epsilon {
+            p.epsilon = e;
+        }
+        if let Some(s) = self.session {
+            p.session = s;
+        }
     }
 }

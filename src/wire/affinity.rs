@@ -75,7 +75,9 @@ pub fn prefix(shape: Shape, body: &[u8]) -> Option<u64> {
     }
     if let Some(Value::Array(items)) = &head.input {
         for item in items.iter().take_while(|i| is_system(i)) {
-            h.piece(b's', |h| text(item.get("content").unwrap_or(&Value::Null), h));
+            h.piece(b's', |h| {
+                text(item.get("content").unwrap_or(&Value::Null), h)
+            });
         }
     }
     for tool in head.tools.iter().flatten() {

@@ -27,7 +27,8 @@ fn every_turn_of_a_conversation_has_the_key_of_its_first() {
 
 #[test]
 fn every_surface_gives_one_conversation_the_same_key() {
-    let tool_ollama = json!({"type": "function", "function": {"name": "weather", "parameters": {}}});
+    let tool_ollama =
+        json!({"type": "function", "function": {"name": "weather", "parameters": {}}});
     let chat = json!({"model": "m", "tools": [tool_ollama], "messages": [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": [{"type": "text", "text": "hel"}, {"type": "text", "text": "lo"}]}]});
@@ -68,7 +69,10 @@ fn only_the_bound_is_read_and_pieces_do_not_run_together() {
 #[test]
 fn bodies_without_a_prefix_have_no_key() {
     assert_eq!(key(Shape::Chat, json!({"model": "m"})), None);
-    assert_eq!(key(Shape::Chat, json!({"model": "m", "messages": null})), None);
+    assert_eq!(
+        key(Shape::Chat, json!({"model": "m", "messages": null})),
+        None
+    );
     assert_eq!(key(Shape::Chat, json!({"messages": "x"})), None);
     assert_eq!(prefix(Shape::Chat, b"not json"), None);
     assert_eq!(Shape::of_path("/api/embed"), None);

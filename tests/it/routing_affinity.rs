@@ -110,7 +110,11 @@ fn turns(model: &str, first: &str, turns: usize) -> Vec<(&'static str, Value)> {
 }
 
 /// Which fake served the requests sent by `f` (all on one, or a panic).
-async fn one_home(a: &FakeOllama, b: &FakeOllama, f: impl std::future::Future<Output = ()>) -> usize {
+async fn one_home(
+    a: &FakeOllama,
+    b: &FakeOllama,
+    f: impl std::future::Future<Output = ()>,
+) -> usize {
     let before = (generations(a), generations(b));
     f.await;
     let after = (generations(a), generations(b));
@@ -154,8 +158,16 @@ async fn every_turn_of_a_conversation_goes_to_one_upstream_on_every_surface() {
 #[tokio::test]
 async fn under_concurrent_load_no_upstream_takes_more_than_its_bound() {
     let model = "affinity-load";
-    let a = FakeOllama::builder().models(&[model]).slow_ms(400).start().await;
-    let b = FakeOllama::builder().models(&[model]).slow_ms(400).start().await;
+    let a = FakeOllama::builder()
+        .models(&[model])
+        .slow_ms(400)
+        .start()
+        .await;
+    let b = FakeOllama::builder()
+        .models(&[model])
+        .slow_ms(400)
+        .start()
+        .await;
     let augur = augur_over(&[&a, &b], "").await;
     // Twelve requests of one conversation at once: its home takes at most
     // ceil(1.25 × 12 / 2) = 8 of them, the other the rest.
@@ -166,10 +178,17 @@ async fn under_concurrent_load_no_upstream_takes_more_than_its_bound() {
     let (on_a, on_b) = (a.requests("/api/chat"), b.requests("/api/chat"));
     assert_eq!(on_a + on_b, 12);
     assert!(on_a <= 8 && on_b <= 8, "{on_a} and {on_b}");
-    assert!(on_a.max(on_b) > 6, "affinity kept more than half: {on_a} and {on_b}");
+    assert!(
+        on_a.max(on_b) > 6,
+        "affinity kept more than half: {on_a} and {on_b}"
+    );
     let text = common::get_text(&format!("{}/metrics", augur.admin().await)).await;
     let label = format!("model=\"{model}:latest\"");
-    let spilled = metric(&text, "augur_routing_decisions_total", &[&label, "how=\"spill\""]);
+    let spilled = metric(
+        &text,
+        "augur_routing_decisions_total",
+        &[&label, "how=\"spill\""],
+    );
     assert_eq!(spilled, on_a.min(on_b) as f64);
 }
 
@@ -177,16 +196,20 @@ async fn under_concurrent_load_no_upstream_takes_more_than_its_bound() {
 async fn the_session_header_keys_a_conversation_in_place_of_its_prompt() {
     let model = "affinity-session";
     let (a, b, augur) = two(model, "").await;
-    let chat = |text: &str| {
-        json!({"model": model, "stream": false, "messages": [{"role": "user", "content": text}]})
-    };
+    let chat = |text: &str| json!({"model": model, "stream": false, "messages": [{"role": "user", "content": text}]});
     let mut homes = Vec::new();
     for s in 0..8 {
         let session = format!("session-{s}");
         // Different prompts, one session: one upstream.
         let home = one_home(&a, &b, async {
             for p in 0..4 {
-                send(&augur, "/api/chat", &chat(&format!("prompt {p}")), Some(&session)).await;
+                send(
+                    &augur,
+                    "/api/chat",
+                    &chat(&format!("prompt {p}")),
+                    Some(&session),
+                )
+                .await;
             }
         })
         .await;
@@ -198,7 +221,11 @@ async fn the_session_header_keys_a_conversation_in_place_of_its_prompt() {
 #[tokio::test]
 async fn least_loaded_routing_keeps_the_least_loaded_order() {
     let model = "affinity-off";
-    let (a, b, augur) = two(model, "models:\n  \"affinity-off\": {routing: least_loaded}\n").await;
+    let (a, b, augur) = two(
+        model,
+        "models:\n  \"affinity-off\": {routing: least_loaded}\n",
+    )
+    .await;
     // An idle fleet: the first listed, whatever the conversation.
     for c in 0..8 {
         for (path, body) in turns(model, &format!("conversation {c}"), 2) {
@@ -208,14 +235,21 @@ async fn least_loaded_routing_keeps_the_least_loaded_order() {
     assert_eq!((generations(&a), generations(&b)), (8 * 5, 0));
     let text = common::get_text(&format!("{}/metrics", augur.admin().await)).await;
     let label = format!("model=\"{model}:latest\"");
-    let decisions = metric(&text, "augur_routing_decisions_total", &[&label, "how=\"least_loaded\""]);
+    let decisions = metric(
+        &text,
+        "augur_routing_decisions_total",
+        &[&label, "how=\"least_loaded\""],
+    );
     assert_eq!(decisions, 8.0 * 5.0);
 }
 
 #[tokio::test]
 async fn with_one_upstream_or_one_per_model_nothing_is_chosen_by_affinity() {
     // One upstream: no choice, no key read, nothing counted.
-    let single = FakeOllama::builder().models(&["affinity-single"]).start().await;
+    let single = FakeOllama::builder()
+        .models(&["affinity-single"])
+        .start()
+        .await;
     let augur = augur_over(&[&single], "").await;
     for (path, body) in turns("affinity-single", "hello", 2) {
         send(&augur, path, &body, Some("s")).await;
@@ -247,6 +281,10 @@ async fn with_one_upstream_or_one_per_model_nothing_is_chosen_by_affinity() {
             let h = format!("how=\"{h}\"");
             metric(&text, "augur_routing_decisions_total", &[&label, &h])
         };
-        assert_eq!((how("least_loaded"), how("affinity")), (30.0, 0.0), "{text}");
+        assert_eq!(
+            (how("least_loaded"), how("affinity")),
+            (30.0, 0.0),
+            "{text}"
+        );
     }
 }

@@ -26,8 +26,8 @@ mod loaded;
 mod member;
 mod monitor;
 pub(crate) mod pick;
-mod ring;
 mod ps;
+mod ring;
 mod send;
 mod status;
 
@@ -42,8 +42,8 @@ use crate::{config::Config, error::ProxyError};
 pub(crate) use listing::Listing;
 pub use loaded::LOADED_POLL_EVERY;
 pub(crate) use member::InFlight;
-pub(crate) use pick::Affinity;
 use member::Member;
+pub(crate) use pick::Affinity;
 pub use ps::MAX_VRAM_SERIES;
 
 /// Names the upstream a request must go to (its configured name).

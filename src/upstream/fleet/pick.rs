@@ -80,9 +80,21 @@ pub(crate) fn for_model_by(
         pool.retain(|(_, v)| v.loaded);
     }
     match affinity {
-        Some(a) if pool.len() > 1 => ring::choose(a.key, a.epsilon, &pool),
+        Some(a) if pool.len() > 1 => ring::choose(a.key, a.epsilon, &seats(&pool)),
         _ => least_loaded(pool.into_iter()).map(|i| (i, How::LeastLoaded)),
     }
+}
+
+/// The candidates as the ring sees them.
+fn seats(pool: &[(usize, &View)]) -> Vec<ring::Seat> {
+    pool.iter()
+        .map(|&(index, v)| ring::Seat {
+            index,
+            id: v.id,
+            weight: v.weight,
+            in_flight: v.in_flight,
+        })
+        .collect()
 }
 
 /// Any untried upstream, healthy ones first, then ones not stalled, the
@@ -220,5 +232,44 @@ mod tests {
         assert_eq!(first(&v, bit(1) | bit(2)), Some(0));
         assert_eq!(first(&v, bit(0) | bit(1) | bit(2)), None);
         assert_eq!(any(&v, 0), Some(2));
+    }
+
+    fn named(names: &[&str]) -> Vec<View> {
+        names
+            .iter()
+            .map(|n| View {
+                id: crate::wire::affinity::stable_hash(n.as_bytes()),
+                ..view(true, Has::Yes, true, 0, 1)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pick_uses_the_ring_after_the_filters_and_fails_over_in_its_order() {
+        let mut v = named(&["a", "b", "c"]);
+        let key = crate::wire::affinity::session("x");
+        let a = Affinity { key, epsilon: 0.25 };
+        let ranked: Vec<usize> =
+            ring::order(key, &seats(&v.iter().enumerate().collect::<Vec<_>>()))
+                .iter()
+                .map(|s| s.index)
+                .collect();
+        let by = |v: &[View], tried| for_model_by(v, tried, Some(a)).map(|c| c.0);
+        assert_eq!(by(&v, 0), Some(ranked[0]));
+        assert_eq!(by(&v, bit(ranked[0])), Some(ranked[1]));
+        let two = bit(ranked[0]) | bit(ranked[1]);
+        assert_eq!(by(&v, two), Some(ranked[2]));
+        // Health comes first: the home is unhealthy, the next one takes it.
+        v[ranked[0]].healthy = false;
+        assert_eq!(by(&v, 0), Some(ranked[1]));
+        // One candidate left: least loaded, as without affinity.
+        let one = &v[ranked[1]..=ranked[1]];
+        assert_eq!(for_model_by(one, 0, Some(a)), Some((0, How::LeastLoaded)));
+        // No key: least loaded.
+        v[ranked[0]].healthy = true;
+        v[0].in_flight = 3;
+        v[1].in_flight = 1;
+        v[2].in_flight = 2;
+        assert_eq!(for_model_by(&v, 0, None), Some((1, How::LeastLoaded)));
     }
 }

@@ -17,8 +17,18 @@
 //! no upstream runs more than `(1 + spill)` times its share (plus one)
 //! because of affinity.
 
-use super::pick::View;
 use crate::wire::affinity::mix;
+
+/// One candidate upstream, as the ring sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seat {
+    /// Its place in the configured list.
+    pub index: usize,
+    /// Its name's stable hash.
+    pub id: u64,
+    pub weight: u32,
+    pub in_flight: u64,
+}
 
 /// How the upstream of a request was chosen (a metric label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,26 +59,26 @@ fn score(key: u64, id: u64, weight: u32) -> f64 {
 }
 
 /// `pool` in the key's order: its home first.
-pub(crate) fn order<'a>(key: u64, pool: &[(usize, &'a View)]) -> Vec<(usize, &'a View)> {
-    let mut ranked: Vec<(f64, (usize, &View))> = pool
+pub(crate) fn order(key: u64, pool: &[Seat]) -> Vec<Seat> {
+    let mut ranked: Vec<(f64, Seat)> = pool
         .iter()
-        .map(|&(i, v)| (score(key, v.id, v.weight), (i, v)))
+        .map(|s| (score(key, s.id, s.weight), *s))
         .collect();
-    ranked.sort_by(|(a, (i, _)), (b, (j, _))| b.total_cmp(a).then(i.cmp(j)));
-    ranked.into_iter().map(|(_, c)| c).collect()
+    ranked.sort_by(|(a, s), (b, t)| b.total_cmp(a).then(s.index.cmp(&t.index)));
+    ranked.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The upstream `key` goes to among `pool` (see the module doc), and
 /// whether it is the key's home; `None` for an empty pool.
-pub(crate) fn choose(key: u64, spill: f64, pool: &[(usize, &View)]) -> Option<(usize, How)> {
-    let total: u64 = pool.iter().map(|(_, v)| v.in_flight).sum();
-    let weights: u64 = pool.iter().map(|(_, v)| u64::from(v.weight.max(1))).sum();
+pub(crate) fn choose(key: u64, spill: f64, pool: &[Seat]) -> Option<(usize, How)> {
+    let total: u64 = pool.iter().map(|s| s.in_flight).sum();
+    let weights: u64 = pool.iter().map(|s| u64::from(s.weight.max(1))).sum();
     let room = (1.0 + spill.max(0.0)) * (total as f64 + 1.0) / weights.max(1) as f64;
     let ranked = order(key, pool);
-    let within = |v: &View| (v.in_flight + 1) as f64 <= (room * f64::from(v.weight.max(1))).ceil();
-    let at = ranked.iter().position(|(_, v)| within(v)).unwrap_or(0);
+    let within = |s: &Seat| (s.in_flight + 1) as f64 <= (room * f64::from(s.weight.max(1))).ceil();
+    let at = ranked.iter().position(within).unwrap_or(0);
     let how = if at == 0 { How::Affinity } else { How::Spill };
-    ranked.get(at).map(|(i, _)| (*i, how))
+    ranked.get(at).map(|s| (s.index, how))
 }
 
 #[cfg(test)]

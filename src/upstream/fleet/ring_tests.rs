@@ -1,31 +1,30 @@
 use super::*;
-use crate::{
-    upstream::fleet::{member::Has, pick},
-    wire::affinity::{session, stable_hash},
-};
+use crate::wire::affinity::{session, stable_hash};
 
-fn views(names: &[&str], weights: &[u32]) -> Vec<View> {
+fn views(names: &[&str], weights: &[u32]) -> Vec<Seat> {
     names
         .iter()
         .zip(weights)
-        .map(|(name, &weight)| View {
-            healthy: true,
-            stalled: false,
-            has: Has::Yes,
-            loaded: true,
-            in_flight: 0,
-            weight,
+        .enumerate()
+        .map(|(index, (name, &weight))| Seat {
+            index,
             id: stable_hash(name.as_bytes()),
+            weight,
+            in_flight: 0,
         })
         .collect()
 }
 
-fn pool(v: &[View]) -> Vec<(usize, &View)> {
-    v.iter().enumerate().collect()
+/// The seats, renumbered in their order.
+fn pool(v: &[Seat]) -> Vec<Seat> {
+    v.iter()
+        .enumerate()
+        .map(|(index, s)| Seat { index, ..*s })
+        .collect()
 }
 
 /// Where each of `n` keys goes on an idle fleet.
-fn homes(v: &[View], n: u64) -> Vec<usize> {
+fn homes(v: &[Seat], n: u64) -> Vec<usize> {
     (0..n)
         .map(|k| choose(session(&k.to_string()), 0.25, &pool(v)).unwrap().0)
         .collect()
@@ -53,7 +52,7 @@ fn a_key_always_goes_to_the_same_upstream() {
     // The order is the names', not the list's.
     let reversed = views(&["gpu2", "gpu1", "gpu0"], &[1, 1, 1]);
     let key = session("conversation");
-    let name = |v: &[View], i: usize| v[i].id;
+    let name = |v: &[Seat], i: usize| v[i].id;
     let a = choose(key, 0.25, &pool(&v)).unwrap().0;
     let b = choose(key, 0.25, &pool(&reversed)).unwrap().0;
     assert_eq!(name(&v, a), name(&reversed, b));
@@ -87,7 +86,7 @@ fn keys_spread_evenly() {
 fn removing_an_upstream_moves_only_its_keys() {
     let all = views(&["a", "b", "c", "d"], &[1, 1, 1, 1]);
     let before = homes(&all, 10_000);
-    let without_c: Vec<View> = [0, 1, 3].iter().map(|&i| all[i]).collect();
+    let without_c: Vec<Seat> = [0, 1, 3].iter().map(|&i| all[i]).collect();
     let back = [0usize, 1, 3];
     let after: Vec<usize> = homes(&without_c, 10_000)
         .into_iter()
@@ -135,32 +134,4 @@ fn under_load_no_upstream_exceeds_the_bound() {
             assert!(v.iter().all(|x| x.in_flight <= bound), "{n}: {v:?}");
         }
     }
-}
-
-#[test]
-fn pick_uses_the_ring_after_the_filters_and_fails_over_in_its_order() {
-    let mut v = views(&["a", "b", "c"], &[1, 1, 1]);
-    let key = session("x");
-    let a = pick::Affinity { key, epsilon: 0.25 };
-    let ranked: Vec<usize> = order(key, &pool(&v)).iter().map(|(i, _)| *i).collect();
-    let by = |v: &[View], tried| pick::for_model_by(v, tried, Some(a)).map(|c| c.0);
-    assert_eq!(by(&v, 0), Some(ranked[0]));
-    assert_eq!(by(&v, pick::bit(ranked[0])), Some(ranked[1]));
-    let two = pick::bit(ranked[0]) | pick::bit(ranked[1]);
-    assert_eq!(by(&v, two), Some(ranked[2]));
-    // Health comes first: the home is unhealthy, the next one takes it.
-    v[ranked[0]].healthy = false;
-    assert_eq!(by(&v, 0), Some(ranked[1]));
-    // One candidate left: least loaded, as without affinity.
-    let one = &v[ranked[1]..=ranked[1]];
-    assert_eq!(
-        pick::for_model_by(one, 0, Some(a)),
-        Some((0, How::LeastLoaded))
-    );
-    // No key: least loaded.
-    v[ranked[0]].healthy = true;
-    v[0].in_flight = 3;
-    v[1].in_flight = 1;
-    v[2].in_flight = 2;
-    assert_eq!(pick::for_model_by(&v, 0, None), Some((1, How::LeastLoaded)));
 }
