@@ -13,6 +13,7 @@
 //! check_model(policy, who, name)?                // 403, every named model, normalized
 //! admission = limits.admit(policy, who, model, route.counts())?   // 429 / 503
 //! strip Authorization / X-API-Key                // augur's keys are not Ollama's
+//! affinity = affinity::of(path, body, who)       // several upstreams, routing: affinity
 //! response = handler(request + Admitted)         // the handler never admits
 //! hold(response, admission)                      // slot and token charge end with the body
 //! ```
@@ -20,6 +21,7 @@
 //! Handlers read what admission established from the [`Admitted`]
 //! extension; they cannot skip auth or limits, because they never call them.
 
+mod affinity;
 pub(crate) mod head;
 mod hold;
 pub mod multipart;
@@ -55,7 +57,7 @@ use crate::{
         genai::{self, Meter},
         spans,
     },
-    upstream::ClientInfo,
+    upstream::{ClientInfo, fleet::Affinity},
     wire::path,
 };
 
@@ -101,6 +103,9 @@ pub struct Facts {
     pub acted_on: bool,
     /// Token counts reported by augur's own upstream calls.
     pub usage: Arc<Usage>,
+    /// The conversation's key, when its model routes by affinity among
+    /// several upstreams (see [`affinity`]).
+    pub affinity: Option<Affinity>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Admitted {
@@ -311,6 +316,14 @@ async fn admit(state: &AppState, req: Request, started: Instant) -> Result<Kept,
     let meter = genai::operation(routes::metric_label(parts.uri.path()))
         .zip(model.as_ref())
         .map(|(operation, m)| Meter::new(started, operation, &m.name, principal.label(), timing));
+    let several = !state.fleet.is_single();
+    let affinity = affinity::of(
+        &parts,
+        bytes.as_deref(),
+        &principal,
+        model.as_ref(),
+        several,
+    );
     parts.extensions.insert(Admitted(Arc::new(Facts {
         route,
         policy,
@@ -319,6 +332,7 @@ async fn admit(state: &AppState, req: Request, started: Instant) -> Result<Kept,
         body: bytes,
         acted_on,
         usage: usage.clone(),
+        affinity,
     })));
     // The error shape the client reads, for errors ending a forwarded stream.
     parts.extensions.insert(route.flavor);

@@ -59,7 +59,7 @@ use crate::{
     policy::{ModelPolicy, Policy},
     state::AppState,
     telemetry::Timing,
-    upstream::{ClientInfo, Target},
+    upstream::{ClientInfo, Target, fleet::Affinity},
 };
 
 use call::CallCtx;
@@ -125,6 +125,9 @@ pub struct Context<'a> {
     pub usage: &'a Arc<Usage>,
     /// The models that answer when this one's answer fails.
     pub fallback: Option<Arc<job::Chain>>,
+    /// The conversation's affinity, when its model routes by one: the
+    /// model's upstream, and every fallback model's, is chosen by it.
+    pub affinity: Option<Affinity>,
 }
 
 /// What the pipeline made of an exchange.
@@ -165,11 +168,13 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
         &Target::Model {
             name: cx.model_name.to_string(),
             prefer: None,
+            affinity: cx.affinity,
         },
     )?;
     let target = Target::Model {
         name: cx.model_name.to_string(),
         prefer: Some(upstream),
+        affinity: cx.affinity,
     };
     let caps = &cx.state.capabilities;
     if relax_think

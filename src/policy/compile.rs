@@ -238,6 +238,7 @@ impl<'a> Builder<'a> {
             },
             ..Overlay::default()
         };
+        o.routing = super::routing::overlay(file, at, s)?;
         if let Some(e) = &s.emulate_tools {
             let opts = [
                 ("auto", EmulateTools::Auto),

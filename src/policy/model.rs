@@ -263,6 +263,8 @@ pub struct ModelPolicy {
     pub fallback: Option<Arc<Fallback>>,
     /// `confidence:`: the answer's confidence asked for and reported.
     pub confidence: Option<ConfidencePolicy>,
+    /// `routing:` and `affinity:`: how requests spread over upstreams.
+    pub routing: super::routing::RoutingPolicy,
     /// The glob that selected the model's settings (for metric labels and logs).
     pub matched_glob: Option<String>,
 }
@@ -291,6 +293,7 @@ impl Default for ModelPolicy {
             concurrency: None,
             fallback: None,
             confidence: None,
+            routing: super::routing::RoutingPolicy::default(),
             matched_glob: None,
         }
     }

@@ -81,6 +81,19 @@ pub(crate) struct RawSettings {
     /// `null` = no confidence asked for.
     #[serde(default)]
     pub confidence: Tri<RawConfidence>,
+    /// `affinity` or `least_loaded`.
+    #[serde(default)]
+    pub routing: Option<String>,
+    #[serde(default)]
+    pub affinity: Option<RawAffinity>,
+}
+
+/// `affinity:` block: the load bound and what keys a conversation.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAffinity {
+    pub epsilon: Option<f64>,
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Copy, Deserialize)]

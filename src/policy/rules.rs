@@ -58,6 +58,8 @@ pub struct Overlay {
     pub guard: Tri<Arc<crate::guard::Guard>>,
     /// `confidence:`; a block replaces the inherited one whole.
     pub confidence: Tri<ConfidencePolicy>,
+    /// `routing:` and `affinity:`.
+    pub routing: super::routing::RoutingOverlay,
 }
 
 fn set<T: Copy>(slot: &mut T, value: Option<T>) {
@@ -148,6 +150,7 @@ impl Overlay {
         set(&mut p.tools_mode, self.tools_mode);
         set(&mut p.text_format, self.text_format);
         set(&mut p.advertise_capabilities, self.advertise_capabilities);
+        self.routing.apply(&mut p.routing);
         p.rate_limit = merge_rate_limit(p.rate_limit, &self.rate_limit);
         match self.concurrency {
             Tri::Absent => {}

@@ -14,6 +14,7 @@ use super::{
         ToolsMode,
     },
     raw::{RawSettings, Tri},
+    routing::{Routing, Session},
     snapshot::Policy,
 };
 
@@ -36,6 +37,11 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
         add(v.on_low_confidence.is_some(), "validate.on_low_confidence");
     }
     add(s.think_emulation.is_some(), "think_emulation");
+    add(s.routing.is_some(), "routing");
+    if let Some(a) = &s.affinity {
+        add(a.epsilon.is_some(), "affinity.epsilon");
+        add(a.session.is_some(), "affinity.session");
+    }
     add(!matches!(s.format, Tri::Absent), "format");
     if let Some(t) = &s.tools {
         add(t.parallel.is_some(), "tools.parallel");
@@ -127,6 +133,18 @@ fn settings(p: &ModelPolicy) -> Value {
             "guard": p.guard.as_ref().map(|g| g.summary()),
         },
         "advertise_capabilities": p.advertise_capabilities,
+        "routing": match p.routing.routing {
+            Routing::Affinity => "affinity",
+            Routing::LeastLoaded => "least_loaded",
+        },
+        "affinity": {
+            "epsilon": p.routing.epsilon,
+            "session": match p.routing.session {
+                Session::Header => "header",
+                Session::Principal => "principal",
+                Session::Prefix => "prefix",
+            },
+        },
         "rate_limit": rate_limit(p.rate_limit),
         "concurrency": p.concurrency.map(|c| json!({
             "max_in_flight": c.max_in_flight,

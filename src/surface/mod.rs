@@ -286,6 +286,7 @@ async fn run(
         principal: &admitted.principal,
         usage: &admitted.usage,
         fallback,
+        affinity: admitted.affinity,
     };
     // Boxed: the pipeline's state is tens of KB, which would otherwise be
     // part of every request's handler future, forwarded ones included,

@@ -73,6 +73,7 @@ pub(crate) fn target(admitted: &Admitted) -> Target {
         (Class::Model | Class::Meta, Some(model)) => Target::Model {
             name: model.name.clone(),
             prefer: None,
+            affinity: admitted.affinity,
         },
         (Class::Liveness | Class::Meta | Class::Model, _) => Target::Any,
         (Class::Management | Class::Other, _) => Target::First,

@@ -2,8 +2,10 @@
 //! server writes it, Go-style timestamps, request paths as Go's router
 //! reads them, model names as Ollama resolves them, the size of a JSON
 //! value, header values that cannot be refused, log text no value can
-//! break, and URLs with their credentials taken out.
+//! break, URLs with their credentials taken out, and the affinity key of
+//! a conversation.
 
+pub mod affinity;
 pub(crate) mod content;
 pub(crate) mod gojson;
 pub(crate) mod json_scan;

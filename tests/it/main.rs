@@ -69,6 +69,7 @@ mod rate_limits;
 mod response_format;
 mod responses;
 mod retry_feedback;
+mod routing_affinity;
 mod scopes;
 mod shared_limits;
 mod status;

@@ -33,7 +33,8 @@ async fn augur_for(upstreams: Vec<UpstreamSpec>) -> Augur {
         health_interval: Duration::from_millis(100),
         ..Config::default()
     };
-    let state = AppState::new(config, Policy::permissive(), Some(common::metrics())).unwrap();
+    let policy = crate::upstreams::least_loaded();
+    let state = AppState::new(config, policy, Some(common::metrics())).unwrap();
     common::start_state(state).await
 }
 

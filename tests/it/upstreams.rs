@@ -19,6 +19,16 @@ use common::{Augur, client, metric, named, post};
 use fake_ollama::FakeOllama;
 use serde_json::{Value, json};
 
+/// The policy of these tests: every scope without a key, and each
+/// request to the least loaded upstream (the order they check; affinity
+/// has its own tests, `routing_affinity.rs`).
+pub(crate) fn least_loaded() -> Policy {
+    let yaml = "auth: {anonymous_scopes: [generate, read, manage]}\n\
+                defaults: {routing: least_loaded}\n";
+    let schemas = tempfile::tempdir().unwrap();
+    augur::policy::load_texts(&[("policy.yaml".into(), yaml.into())], schemas.path()).unwrap()
+}
+
 /// augur in front of `upstreams`, recording metrics.
 pub(crate) async fn augur_for(upstreams: Vec<UpstreamSpec>, f: impl FnOnce(&mut Config)) -> Augur {
     let mut config = Config {
@@ -28,7 +38,7 @@ pub(crate) async fn augur_for(upstreams: Vec<UpstreamSpec>, f: impl FnOnce(&mut 
         ..Config::default()
     };
     f(&mut config);
-    let state = AppState::new(config, Policy::permissive(), Some(common::metrics())).unwrap();
+    let state = AppState::new(config, least_loaded(), Some(common::metrics())).unwrap();
     common::start_state(state).await
 }
 

@@ -325,9 +325,14 @@ impl Job {
             mode.grammar
                 .insert("model".into(), Value::String(model.clone()));
         }
+        let affinity = match &self.ctx.target {
+            Target::Model { affinity, .. } => *affinity,
+            Target::Any | Target::First => None,
+        };
         let target = Target::Model {
             name: name.clone(),
             prefer: None,
+            affinity,
         };
         let upstream = self
             .ctx
@@ -339,6 +344,7 @@ impl Job {
             target: Target::Model {
                 name,
                 prefer: Some(upstream),
+                affinity,
             },
             answer_as: Some(Value::String(chain.asked.clone())),
             ..self.ctx.clone()

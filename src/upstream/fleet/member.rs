@@ -75,6 +75,8 @@ pub(crate) struct Member {
     pub spec: UpstreamSpec,
     /// `spec.name`, shared with the requests it serves (their metrics).
     label: Arc<str>,
+    /// `spec.name`'s stable hash: its place on the affinity ring.
+    id: u64,
     load: Arc<Load>,
     healthy: AtomicBool,
     /// When a request last timed out before its first byte (milliseconds
@@ -119,12 +121,18 @@ impl Member {
             gauges,
             last_error: Mutex::new(None),
             label: Arc::from(spec.name.as_str()),
+            id: crate::wire::affinity::stable_hash(spec.name.as_bytes()),
             spec,
         }
     }
 
     pub(super) fn name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// The name's stable hash.
+    pub(super) fn id(&self) -> u64 {
+        self.id
     }
 
     /// The name, shared.

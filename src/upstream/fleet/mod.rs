@@ -27,6 +27,7 @@ mod member;
 mod monitor;
 pub(crate) mod pick;
 mod ps;
+mod ring;
 mod send;
 mod status;
 
@@ -42,18 +43,28 @@ pub(crate) use listing::Listing;
 pub use loaded::LOADED_POLL_EVERY;
 pub(crate) use member::InFlight;
 use member::Member;
+pub(crate) use pick::Affinity;
 pub use ps::MAX_VRAM_SERIES;
 
 /// Names the upstream a request must go to (its configured name).
 pub(crate) static X_AUGUR_UPSTREAM: HeaderName = HeaderName::from_static("x-augur-upstream");
 
+/// Names the conversation a request belongs to: its affinity key in place
+/// of its prompt's prefix (see `wire::affinity`).
+pub(crate) static X_AUGUR_SESSION: HeaderName = HeaderName::from_static("x-augur-session");
+
 /// Where a request may go.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Target {
     /// A request naming a model (normalized). `prefer`: the upstream its
     /// capabilities were looked up on, taken when it is healthy and has
-    /// the model.
-    Model { name: String, prefer: Option<usize> },
+    /// the model. `affinity`: the conversation's key, when the model's
+    /// policy routes by affinity (else the least loaded).
+    Model {
+        name: String,
+        prefer: Option<usize>,
+        affinity: Option<Affinity>,
+    },
     /// Any healthy upstream (`/`, `/api/version`, listings of one).
     Any,
     /// The first healthy upstream in the configured order (management
@@ -170,6 +181,7 @@ impl Fleet {
     /// the one `X-Augur-Upstream` names, else the best for the target.
     pub fn choose(&self, headers: &HeaderMap, target: &Target) -> Result<usize, ProxyError> {
         if let Some(i) = self.pinned(headers)? {
+            self.count(target, "pinned");
             return Ok(i);
         }
         Ok(self.pick(target, 0).unwrap_or(0))
@@ -202,7 +214,11 @@ impl Fleet {
             return (tried == 0).then_some(0);
         }
         match target {
-            Target::Model { name, prefer } => {
+            Target::Model {
+                name,
+                prefer,
+                affinity,
+            } => {
                 if let Some(p) = *prefer
                     && tried & pick::bit(p) == 0
                     && let Some(m) = self.members.get(p)
@@ -213,12 +229,32 @@ impl Fleet {
                     return Some(p);
                 }
                 let views = self.views(Some(name));
-                pick::for_model(&views, tried)
-                    .or_else(|| (tried == 0).then(|| pick::first(&views, 0)).flatten())
+                match pick::for_model_by(&views, tried, *affinity) {
+                    Some((i, how)) => {
+                        if tried == 0 {
+                            self.count(target, how.label());
+                        }
+                        Some(i)
+                    }
+                    None => (tried == 0).then(|| pick::first(&views, 0)).flatten(),
+                }
             }
             Target::Any => pick::any(&self.views(None), tried),
             Target::First => pick::first(&self.views(None), tried),
         }
+    }
+
+    /// Count a choice of upstream for a model some upstream has (the
+    /// label's values stay within the fleet's models).
+    fn count(&self, target: &Target, how: &'static str) {
+        let Target::Model { name, .. } = target else {
+            return;
+        };
+        if self.is_single() || !self.members.iter().any(|m| m.has(name) == member::Has::Yes) {
+            return;
+        }
+        metrics::counter!("augur_routing_decisions_total", "model" => name.clone(), "how" => how)
+            .increment(1);
     }
 
     /// What the choice needs to know of each upstream now.
@@ -232,6 +268,7 @@ impl Fleet {
                 loaded: model.is_some_and(|name| m.has_loaded(name)),
                 in_flight: m.in_flight(),
                 weight: m.spec.weight,
+                id: m.id(),
             })
             .collect()
     }

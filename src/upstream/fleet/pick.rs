@@ -7,15 +7,16 @@
 //!   none is, those whose models are not known yet); of these the healthy
 //!   ones, if any; of these the ones not stalled (no recent request timed
 //!   out before its first byte), if any; of these the ones with the model
-//!   loaded, if any; then the fewest requests in flight per unit of
-//!   weight, then the larger weight, then the one listed first. Nobody has
-//!   it: `None`.
+//!   loaded, if any; then, with an affinity key, the first in the key's
+//!   order within the load bound (see [`super::ring`]); else the fewest
+//!   requests in flight per unit of weight, then the larger weight, then
+//!   the one listed first. Nobody has it: `None`.
 //! - Any upstream (`/`, `/api/version`): the same without the model.
 //! - The first healthy upstream in the configured order, not stalled if
 //!   one is, else the first (management routes: predictable, never by
 //!   load).
 
-use super::member::Has;
+use super::{member::Has, ring, ring::How};
 
 /// One upstream, as the choice sees it.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +30,16 @@ pub(crate) struct View {
     pub loaded: bool,
     pub in_flight: u64,
     pub weight: u32,
+    /// Its name's stable hash (its place on the affinity ring).
+    pub id: u64,
+}
+
+/// A request's affinity: its key, and how far over its share of the load
+/// its home upstream may go (`affinity.epsilon`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Affinity {
+    pub key: u64,
+    pub epsilon: f64,
 }
 
 fn untried(tried: u64) -> impl Fn(&(usize, &View)) -> bool {
@@ -41,7 +52,18 @@ pub(crate) fn bit(i: usize) -> u64 {
 }
 
 /// For a request naming a model; `None` when no untried upstream has it.
+#[cfg(test)]
 pub(crate) fn for_model(views: &[View], tried: u64) -> Option<usize> {
+    for_model_by(views, tried, None).map(|(i, _)| i)
+}
+
+/// [`for_model`], in `affinity`'s order when there is one; and how the
+/// upstream was chosen.
+pub(crate) fn for_model_by(
+    views: &[View],
+    tried: u64,
+    affinity: Option<Affinity>,
+) -> Option<(usize, How)> {
     let open = || views.iter().enumerate().filter(untried(tried));
     let best = open().map(|(_, v)| v.has).max()?;
     if best == Has::No {
@@ -57,7 +79,22 @@ pub(crate) fn for_model(views: &[View], tried: u64) -> Option<usize> {
     if pool.iter().any(|(_, v)| v.loaded) {
         pool.retain(|(_, v)| v.loaded);
     }
-    least_loaded(pool.into_iter())
+    match affinity {
+        Some(a) if pool.len() > 1 => ring::choose(a.key, a.epsilon, &seats(&pool)),
+        _ => least_loaded(pool.into_iter()).map(|i| (i, How::LeastLoaded)),
+    }
+}
+
+/// The candidates as the ring sees them.
+fn seats(pool: &[(usize, &View)]) -> Vec<ring::Seat> {
+    pool.iter()
+        .map(|&(index, v)| ring::Seat {
+            index,
+            id: v.id,
+            weight: v.weight,
+            in_flight: v.in_flight,
+        })
+        .collect()
 }
 
 /// Any untried upstream, healthy ones first, then ones not stalled, the
@@ -109,6 +146,7 @@ mod tests {
             loaded,
             in_flight,
             weight,
+            id: 0,
         }
     }
 
@@ -194,5 +232,44 @@ mod tests {
         assert_eq!(first(&v, bit(1) | bit(2)), Some(0));
         assert_eq!(first(&v, bit(0) | bit(1) | bit(2)), None);
         assert_eq!(any(&v, 0), Some(2));
+    }
+
+    fn named(names: &[&str]) -> Vec<View> {
+        names
+            .iter()
+            .map(|n| View {
+                id: crate::wire::affinity::stable_hash(n.as_bytes()),
+                ..view(true, Has::Yes, true, 0, 1)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pick_uses_the_ring_after_the_filters_and_fails_over_in_its_order() {
+        let mut v = named(&["a", "b", "c"]);
+        let key = crate::wire::affinity::session("x");
+        let a = Affinity { key, epsilon: 0.25 };
+        let ranked: Vec<usize> =
+            ring::order(key, &seats(&v.iter().enumerate().collect::<Vec<_>>()))
+                .iter()
+                .map(|s| s.index)
+                .collect();
+        let by = |v: &[View], tried| for_model_by(v, tried, Some(a)).map(|c| c.0);
+        assert_eq!(by(&v, 0), Some(ranked[0]));
+        assert_eq!(by(&v, bit(ranked[0])), Some(ranked[1]));
+        let two = bit(ranked[0]) | bit(ranked[1]);
+        assert_eq!(by(&v, two), Some(ranked[2]));
+        // Health comes first: the home is unhealthy, the next one takes it.
+        v[ranked[0]].healthy = false;
+        assert_eq!(by(&v, 0), Some(ranked[1]));
+        // One candidate left: least loaded, as without affinity.
+        let one = &v[ranked[1]..=ranked[1]];
+        assert_eq!(for_model_by(one, 0, Some(a)), Some((0, How::LeastLoaded)));
+        // No key: least loaded.
+        v[ranked[0]].healthy = true;
+        v[0].in_flight = 3;
+        v[1].in_flight = 1;
+        v[2].in_flight = 2;
+        assert_eq!(for_model_by(&v, 0, None), Some((1, How::LeastLoaded)));
     }
 }

@@ -139,6 +139,9 @@ impl Fleet {
         let pinned = if req.headers().contains_key(&X_AUGUR_UPSTREAM) {
             let pinned = self.pinned(req.headers())?;
             req.headers_mut().remove(&X_AUGUR_UPSTREAM);
+            if sending.mode == Mode::Forward {
+                self.count(sending.target, "pinned");
+            }
             pinned
         } else {
             None

@@ -61,6 +61,7 @@ fn models_route_to_whoever_has_them_and_loaded_ones_win() {
     let model = |name: &str| Target::Model {
         name: name.to_string(),
         prefer: None,
+        affinity: None,
     };
     let none = HeaderMap::new();
     assert_eq!(f.choose(&none, &model("y:latest")).unwrap(), 1);
@@ -74,6 +75,7 @@ fn models_route_to_whoever_has_them_and_loaded_ones_win() {
     let preferred = Target::Model {
         name: "x:latest".into(),
         prefer: Some(0),
+        affinity: None,
     };
     assert_eq!(f.choose(&none, &preferred).unwrap(), 1);
     f.members[0].answered();
