@@ -41,6 +41,7 @@ pub mod ingress;
 pub(crate) mod limits;
 pub mod pipeline;
 pub mod policy;
+pub(crate) mod reload;
 pub mod schema;
 pub mod shutdown;
 pub(crate) mod state;

@@ -101,8 +101,8 @@ impl ServerTls {
         self.acceptor.clone()
     }
 
-    /// Start the reload task: file events (debounced) and a poll every
-    /// [`POLL_INTERVAL`]. It stops when `shutdown` turns true or its
+    /// Start the reload task: file events (debounced), SIGHUP and a poll
+    /// every [`POLL_INTERVAL`]. It stops when `shutdown` turns true or its
     /// sender is dropped.
     pub fn spawn_reloader(&self, shutdown: channel::Receiver<bool>) -> JoinHandle<()> {
         tokio::spawn(watch::run(self.store.clone(), shutdown))
