@@ -7,7 +7,7 @@
 
 pub mod affinity;
 pub(crate) mod content;
-pub(crate) mod gojson;
+pub(crate) mod go;
 pub(crate) mod json_scan;
 pub mod log_text;
 pub(crate) mod model_name;
@@ -16,16 +16,8 @@ pub mod redact;
 pub(crate) mod responses_end;
 pub(crate) mod upstream_error;
 
-pub use gojson::{created_at_now, go_sorted, json_kind, to_go_json};
+pub(crate) use go::{created_at_now, json_kind, ndjson_line, to_go_json};
 pub use model_name::normalize_model_name;
-
-/// Bytes of one NDJSON line for `value`, as Ollama writes it (Go-style
-/// JSON, then a newline).
-pub fn ndjson_line(value: &serde_json::Value) -> bytes::Bytes {
-    let mut s = to_go_json(value);
-    s.push('\n');
-    bytes::Bytes::from(s)
-}
 
 /// `text` as a header value, never refused: control characters, bytes
 /// outside ASCII and `%` itself are percent-encoded (`%0D`, `%C3%9C`,

@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::go_sorted as sorted;
+use super::go::sorted;
 
 /// The `error.code` of a failed response for an HTTP `status`.
 fn code(status: u16) -> &'static str {

@@ -6,7 +6,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{decode, go};
+use super::decode;
+use crate::wire::go;
 
 /// The estimate for a request that decoded without error.
 pub(super) fn input_tokens(req: &Map<String, Value>) -> u64 {

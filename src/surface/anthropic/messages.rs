@@ -7,10 +7,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProxyError;
 
-use super::{
-    fields::{bad, str_of},
-    go,
-};
+use super::fields::{bad, str_of};
+use crate::wire::go;
 
 /// `convertMessage`: one Anthropic message → Ollama messages. Tool results
 /// become `tool` messages (before the user's own text, for a user turn);

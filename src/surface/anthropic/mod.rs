@@ -13,7 +13,7 @@ mod decode;
 mod estimate;
 mod fields;
 mod format;
-mod go;
+
 mod messages;
 pub(crate) mod request;
 pub(crate) mod response;
@@ -99,9 +99,10 @@ impl Adapter for Messages {
 /// it ended to `timing`.
 pub fn render(meta: Meta, output: Output, timing: Option<Arc<Timing>>) -> Response {
     match output {
-        Output::Full { value, headers } => {
-            json_answer(go::marshal(&response::message(&meta, &value)), headers)
-        }
+        Output::Full { value, headers } => json_answer(
+            crate::wire::go::marshal(&response::message(&meta, &value)),
+            headers,
+        ),
         Output::Stream { rx, headers } => sse_answer(stream::body(meta, rx, timing), true, headers),
     }
 }

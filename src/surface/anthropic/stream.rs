@@ -24,10 +24,8 @@ use crate::{
     surface::frames::{self, Frames},
 };
 
-use super::{
-    answer::{Meta, count_of, stop_reason, text_of, tool_use_block},
-    go,
-};
+use super::answer::{Meta, count_of, stop_reason, text_of, tool_use_block};
+use crate::wire::go;
 
 /// One SSE event: its name and its data.
 #[derive(Debug, Clone, PartialEq)]

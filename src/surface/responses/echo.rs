@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::go;
+use crate::wire::go;
 
 /// The request fields a response object echoes.
 #[derive(Debug, Clone, Default)]

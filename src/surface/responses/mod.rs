@@ -18,7 +18,7 @@
 
 mod answer;
 mod echo;
-mod go;
+
 pub(crate) mod request;
 pub(crate) mod response;
 mod stream;

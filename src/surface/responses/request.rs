@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 
 use crate::{error::ProxyError, wire::json_kind};
 
-use super::{echo::Echo, go};
+use super::echo::Echo;
+use crate::wire::go;
 
 /// The translated request and what the answer needs to be shaped back.
 #[derive(Debug)]

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::{
     answer::{Meta, calls, count, text},
     echo::{self, State},
-    go,
 };
+use crate::wire::go;
 
 /// A whole Ollama chat answer as a `response` object (`ToResponse`, with
 /// `completed_at` set to `now` as Ollama's writer does).

@@ -17,8 +17,8 @@ use crate::{error::ProxyError, surface::frames};
 use super::{
     answer::{self, Meta, count, random_id_number, text},
     echo::{self, State},
-    go,
 };
+use crate::wire::go;
 
 /// The state of one stream's events.
 pub(super) struct Converter {

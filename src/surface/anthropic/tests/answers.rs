@@ -8,7 +8,7 @@ fn a_text_answer_is_a_message() {
         "message": {"role": "assistant", "content": "Hello there!"},
         "done": true, "done_reason": "stop", "total_duration": 5, "prompt_eval_count": 10, "eval_count": 5});
     assert_eq!(
-        crate::surface::anthropic::go::marshal(&message(&meta(), &v)),
+        crate::wire::go::marshal(&message(&meta(), &v)),
         r#"{"id":"msg_123","type":"message","role":"assistant","model":"test-model","content":[{"type":"text","text":"Hello there!"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":5}}"#
     );
 }
@@ -22,7 +22,7 @@ fn tool_calls_are_tool_use_blocks_with_their_ids() {
         ]}, "done": true, "done_reason": "stop", "prompt_eval_count": 3, "eval_count": 4});
     let m = message(&meta(), &v);
     assert_eq!(
-        crate::surface::anthropic::go::marshal(&m["content"]),
+        crate::wire::go::marshal(&m["content"]),
         r#"[{"type":"tool_use","id":"call_123","name":"get_weather","input":{"location":"Paris","days":2}},{"type":"tool_use","id":"call_456","name":"get_time","input":{}}]"#
     );
     assert_eq!(m["stop_reason"], "tool_use");
@@ -68,7 +68,7 @@ fn stop_reasons_map_like_ollama() {
     // No reason, no block: both as Ollama writes them.
     let v = json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true});
     assert_eq!(
-        crate::surface::anthropic::go::marshal(&message(&meta(), &v)),
+        crate::wire::go::marshal(&message(&meta(), &v)),
         r#"{"id":"msg_123","type":"message","role":"assistant","model":"m","content":null,"usage":{"input_tokens":0,"output_tokens":0}}"#
     );
 }

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::error::ProxyError;
 
-use super::super::go;
 use super::fields::{Fields, bad, value_error, value_error_text};
+use crate::wire::go;
 
 /// One `input` item.
 pub(super) enum Item<'a> {
