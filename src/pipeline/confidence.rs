@@ -11,6 +11,7 @@
 //! report                        X-Augur-Confidence: 0.93 | unknown, per call; done chunk fields
 //! ```
 
+use crate::pipeline::job::Marks;
 use http::HeaderValue;
 use serde_json::{Map, Value, json};
 
@@ -168,7 +169,7 @@ pub(crate) fn end_stream(
     if let Value::Object(f) = done {
         done_fields(c.as_ref(), f);
         if let Some(below) = below {
-            f.insert("augur_confidence_below".into(), json!(below));
+            Marks::on(f).confidence_below(json!(below));
         }
     }
 }
@@ -176,14 +177,14 @@ pub(crate) fn end_stream(
 /// The done chunk's `augur_confidence` (a number, or `"unknown"`) and
 /// `augur_confidence_calls` (each call's signals and weakest token).
 pub(crate) fn done_fields(c: Option<&Confidence>, done: &mut Map<String, Value>) {
+    let mut marks = Marks::on(done);
     let Some(c) = c else {
-        done.insert("augur_confidence".into(), json!("unknown"));
+        marks.confidence(json!("unknown"));
         return;
     };
-    done.insert("augur_confidence".into(), json!(round(c.answer.min)));
+    marks.confidence(json!(round(c.answer.min)));
     if !c.calls.is_empty() {
-        let calls: Vec<Value> = c.calls.iter().map(call_json).collect();
-        done.insert("augur_confidence_calls".into(), Value::Array(calls));
+        marks.confidence_calls(c.calls.iter().map(call_json).collect());
     }
 }
 

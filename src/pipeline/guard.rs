@@ -12,6 +12,7 @@
 //! was blocked, with nothing else to say, is refused (422 in the
 //! surface's shape, naming the tool and why, never the value).
 
+use crate::pipeline::job::Marks;
 use std::sync::Arc;
 
 use http::{HeaderMap, HeaderValue};
@@ -358,15 +359,14 @@ async fn pump(
                 let _ = tx.send(Err(refusal(&tally.blocked))).await;
                 return;
             }
-            if let Value::Object(f) = &mut chunk {
-                let text = |name: &str| f.get(name).and_then(Value::as_str);
-                let marks = tally.marks_after(text("augur_guard"));
-                let risk = tally.risk_after(text("augur_tool_risk"));
+            if let Some(mut done) = Marks::of(&mut chunk) {
+                let marks = tally.marks_after(done.guard());
+                let risk = tally.risk_after(done.tool_risk());
                 if let Some(marks) = marks {
-                    f.insert("augur_guard".into(), json!(marks));
+                    done.set_guard(marks);
                 }
                 if let Some(r) = risk {
-                    f.insert("augur_tool_risk".into(), json!(r));
+                    done.set_tool_risk(r);
                 }
             }
         }

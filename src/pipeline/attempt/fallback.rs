@@ -34,6 +34,7 @@
 //! requested model's error when every fallback fails. The fallback
 //! model's own error never reaches the client.
 
+use crate::pipeline::job::{Marks, Verdict};
 use std::sync::Arc;
 
 use futures_util::StreamExt;
@@ -378,17 +379,14 @@ pub(crate) fn note_in_done(job: &Job, report: &Report, chunk: &mut Value) {
     if report.fallback != job.answered
         && let Some(f) = &report.fallback
     {
-        fields.insert("augur_model".into(), Value::String(f.model.clone()));
-        fields.insert(
-            "augur_fallback".into(),
-            Value::String(f.reason.as_str().into()),
-        );
+        Marks::on(fields).model(&f.model);
+        Marks::on(fields).fallback(f.reason.as_str());
     }
     if report.fallback_failed {
-        fields.insert("augur_fallback".into(), Value::String(FAILED.into()));
+        Marks::on(fields).fallback(FAILED);
     }
     if report.invalid {
-        fields.insert("augur_validation".into(), Value::String("invalid".into()));
+        Marks::on(fields).validation(Verdict::Invalid);
     }
     if let Some(c) = &report.confidence {
         confidence::done_fields(c.as_ref(), fields);

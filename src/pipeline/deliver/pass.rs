@@ -4,8 +4,9 @@
 //! been sent; a fallback model answers only when the upstreams fail
 //! before the first byte.
 
+use crate::pipeline::job::{Marks, Verdict};
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::error::ProxyError;
 
@@ -57,26 +58,23 @@ pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
             let calls_only = called && text.trim().is_empty();
             if done && !calls_only && !matches!(job.expect, Expect::Text) {
                 let verdict = if overflow {
-                    json!("unchecked")
+                    Verdict::Unchecked
                 } else {
                     let interp = interpret(&text, &job.expect, &job.validators, false);
                     if interp.violations.is_empty() && interp.unchecked {
-                        json!("unchecked")
+                        Verdict::Unchecked
                     } else if interp.violations.is_empty() {
-                        json!("valid")
+                        Verdict::Valid
                     } else {
                         metrics::counter!("augur_validation_failures_total").increment(1);
-                        if let Value::Object(f) = &mut chunk {
-                            f.insert(
-                                "augur_violations".into(),
-                                json!(checks::describe(&interp.violations)),
-                            );
+                        if let Some(mut marks) = Marks::of(&mut chunk) {
+                            marks.violations(checks::describe(&interp.violations));
                         }
-                        json!("invalid")
+                        Verdict::Invalid
                     }
                 };
-                if let Value::Object(f) = &mut chunk {
-                    f.insert("augur_validation".into(), verdict);
+                if let Some(mut marks) = Marks::of(&mut chunk) {
+                    marks.validation(verdict);
                 }
             }
             if done {

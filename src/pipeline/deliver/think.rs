@@ -7,6 +7,7 @@
 //! only its answer is sent, the thinking having gone out already. With no
 //! retries left, the fallback models (if any) answer the same way.
 
+use crate::pipeline::job::{Marks, Verdict};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -252,11 +253,11 @@ impl Pump<'_> {
                 checks::describe(&interp.violations)
             )));
         }
-        if let Value::Object(f) = &mut last {
+        if let Some(mut marks) = Marks::of(&mut last) {
             if invalid {
-                f.insert("augur_validation".into(), json!("invalid"));
+                marks.validation(Verdict::Invalid);
             } else if interp.unchecked {
-                f.insert("augur_validation".into(), json!("unchecked"));
+                marks.validation(Verdict::Unchecked);
             }
         }
         let c = delta_chunk(route, &self.model, &interp.content, None);

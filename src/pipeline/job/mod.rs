@@ -7,6 +7,7 @@
 
 pub(crate) mod chain;
 pub(crate) mod expect;
+pub(crate) mod marks;
 
 use serde_json::{Map, Value};
 
@@ -18,6 +19,7 @@ pub(crate) use chain::{Answered, Chain, Reason, Seat, Tried};
 pub(crate) use expect::{
     Completed, Expect, Interp, Seed, TextMode, answer_text, cut_short, is_schema_rejection,
 };
+pub(crate) use marks::{Marks, Verdict};
 
 /// How a streamed, validated answer is delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

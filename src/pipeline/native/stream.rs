@@ -10,6 +10,7 @@
 //! against its tool (repaired, held while invalid, retried whole) and a
 //! lost answer asked once more: [`super::gate`].
 
+use crate::pipeline::job::{Marks, Verdict};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use serde_json::{Map, Value, json};
@@ -342,10 +343,10 @@ impl Pump {
                     seen.push(r);
                 }
             }
-            f.insert("augur_repaired".into(), json!(seen.join(", ")));
+            Marks::on(f).repaired(&seen);
         }
         if invalid {
-            f.insert("augur_validation".into(), json!("invalid"));
+            Marks::on(f).validation(Verdict::Invalid);
         }
         chunk
     }

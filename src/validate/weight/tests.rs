@@ -185,11 +185,13 @@ fn flags_and_odd_patterns_are_read_without_panicking() {
     ] {
         let _ = pattern_bytes(p);
     }
-    // Linear in the pattern's length, unclosed braces included.
+    // Linear in the pattern's length, unclosed braces included: quadratic
+    // work on these 900 KB would take minutes, linear takes milliseconds
+    // (the bound leaves room for a debug build on a loaded machine).
     let unclosed = "\\p{".repeat(100_000) + &"\\u{".repeat(100_000) + &"(?<".repeat(100_000);
     let started = std::time::Instant::now();
     assert!(pattern_bytes(&unclosed) > 0);
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
     // Nested repetitions saturate instead of overflowing.
     let huge = "(((((((a{1000}){1000}){1000}){1000}){1000}){1000}){1000})";
     assert_eq!(pattern_bytes(huge), u64::MAX);

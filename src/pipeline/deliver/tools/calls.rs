@@ -3,7 +3,8 @@
 //! out), sent as its own chunk, audited; and the loop breaker's answer
 //! streamed in their place.
 
-use serde_json::{Value, json};
+use crate::pipeline::job::Marks;
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::{
@@ -69,7 +70,7 @@ pub(super) async fn send_answer(
         .interp
         .repairs
         .extend(repairs.iter().map(|r| r.to_string()));
-    let joined = answer.interp.repairs.join(", ");
+    let repaired = answer.interp.repairs.clone();
     let (value, _report) = finalize(job, answer)?;
     let chunks = chunks_of(Route::Chat, &value);
     let last = chunks.len().saturating_sub(1);
@@ -78,9 +79,9 @@ pub(super) async fn send_answer(
             continue;
         }
         if i == last
-            && let Value::Object(f) = &mut chunk
+            && let Some(mut marks) = Marks::of(&mut chunk)
         {
-            f.insert("augur_repaired".into(), json!(joined));
+            marks.repaired(&repaired);
         }
         if !output::send(tx, Ok(chunk)).await {
             break;

@@ -12,6 +12,7 @@
 
 mod calls;
 
+use crate::pipeline::job::{Marks, Verdict};
 use std::ops::ControlFlow;
 
 use futures_util::StreamExt;
@@ -383,13 +384,13 @@ impl Pump<'_> {
                 json!({"role": "assistant", "content": ""}),
             );
             if self.p.invalid {
-                f.insert("augur_validation".into(), json!("invalid"));
+                Marks::on(f).validation(Verdict::Invalid);
             }
             if self.p.closed_truncated {
                 f.insert("done_reason".into(), json!("stop"));
             }
             if !repairs.is_empty() {
-                f.insert("augur_repaired".into(), json!(repairs.join(", ")));
+                Marks::on(f).repaired(&repairs);
             }
         }
         let tokens = self.lines.tokens();
