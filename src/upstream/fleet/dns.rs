@@ -196,7 +196,7 @@ impl Fleet {
     /// Change `group`'s slots to hold `found`.
     fn apply(&self, group: &Group, found: &[SocketAddr]) {
         let seats = self.group_seats(group);
-        let held: Vec<Held> = seats.iter().map(|s| held(s)).collect();
+        let held: Vec<Held> = seats.iter().map(held).collect();
         let plan = slots::plan(&held, found);
         let name = group.spec.name.as_str();
         let mut added = false;

@@ -12,7 +12,9 @@ use arc_swap::ArcSwapOption;
 use super::member::Member;
 use crate::upstream::{Placed, SlotAddr};
 
-/// One place.
+/// One place. A configured upstream is read on every request it may
+/// take: kept in place rather than behind one more pointer.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Seat {
     Fixed(Member),
     Slot(Slot),
