@@ -335,3 +335,7 @@ async fn addresses(
         .map(|ip| SocketAddr::new(ip, port))
         .collect())
 }
+
+#[cfg(test)]
+#[path = "dns_tests.rs"]
+mod tests;
