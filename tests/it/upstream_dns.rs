@@ -250,9 +250,9 @@ async fn a_removed_members_stream_finishes_before_it_leaves() {
     let name = member("drain", &f[0]);
     let stream = {
         let (augur, name) = (augur.clone(), name.clone());
-        // Three seconds: past a lookup or two.
+        // Five seconds: past a few lookups.
         let long = json!({"model": "long-stream", "stream": true,
-            "options": {"num_predict": 30, "interval_ms": 100},
+            "options": {"num_predict": 50, "interval_ms": 100},
             "messages": [{"role": "user", "content": "hi"}]});
         tokio::spawn(async move { send_chat(&augur, Some(&name), long).await })
     };
@@ -276,6 +276,14 @@ async fn a_removed_members_stream_finishes_before_it_leaves() {
         .await
         .unwrap();
     assert_eq!(pinned.status(), 400);
+    // A later lookup: the member still drains while its stream runs.
+    let lookups = resolutions("drain", "ok");
+    assert!(
+        until(Duration::from_secs(5), || resolutions("drain", "ok")
+            > lookups)
+        .await
+    );
+    assert!(members(&augur).contains(&(name.clone(), true)));
     assert_eq!(
         f[0].streams_completed(),
         0,
