@@ -133,22 +133,6 @@ impl Pool {
         }
     }
 
-    /// The same pool settings, connecting to `slot`'s current address (a
-    /// member found by DNS), with no connection yet.
-    pub(super) fn dialing(&self, slot: Arc<SlotAddr>) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                idle: Mutex::new(VecDeque::new()),
-                dial: Dial::Slot(slot),
-                connect_timeout: self.inner.connect_timeout,
-                idle_timeout: self.inner.idle_timeout,
-                max_idle: self.inner.max_idle,
-                in_use: AtomicUsize::new(0),
-                peak: AtomicUsize::new(0),
-            }),
-        }
-    }
-
     /// A connection ready for a request: the most recently used idle one
     /// that is still open, or a new one.
     pub(super) async fn checkout(&self) -> Result<Lease, ProxyError> {
