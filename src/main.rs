@@ -170,6 +170,8 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
     let state =
         AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
     state.fleet.spawn_sweepers();
+    // Names found by DNS: their members before the first request.
+    state.fleet.resolve_now().await;
     // The shared limit store, if any, is connected from this thread's
     // event loop; requests on worker threads use that connection.
     state.limits.start(std::time::Duration::from_secs(2)).await;
@@ -217,6 +219,8 @@ async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), St
         .collect();
     // With several upstreams: probe them, learn their models.
     let monitor = state.fleet.spawn_monitor(shutdown.clone());
+    // Names found by DNS: looked up again and again.
+    let _resolvers = state.fleet.spawn_resolvers(shutdown.clone());
     // With one upstream: read the models it has loaded (the monitor
     // does, with several).
     let loaded = state

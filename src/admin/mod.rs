@@ -76,14 +76,16 @@ async fn ready(State(state): State<AppState>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
     }
     let probes = state.fleet.probe_all().await;
-    let (status, mut text) = if probes.iter().any(Result::is_ok) {
+    let (status, mut text) = if probes.iter().any(|(_, p)| p.is_ok()) {
         (StatusCode::OK, "ready\n".to_string())
+    } else if probes.is_empty() {
+        let waiting = "no upstream member yet (no DNS answer with an address)\n";
+        (StatusCode::SERVICE_UNAVAILABLE, waiting.to_string())
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, String::new())
     };
-    for (i, probe) in probes.iter().enumerate() {
+    for (name, probe) in &probes {
         if let Err(e) = probe {
-            let name = state.fleet.name(i).unwrap_or("?");
             text.push_str(&format!("{name}: {e}\n"));
         }
     }

@@ -5,12 +5,17 @@
 //! [`crate::policy`]) are the part that reloads live. The upstream list
 //! is resolved in [`upstreams`], the limit store in [`store`].
 
+mod dns;
 pub(crate) mod exposure;
 mod store;
 mod tls;
 mod traces;
 mod upstreams;
 
+pub use dns::{
+    DEFAULT_INTERVAL as DEFAULT_RESOLVE_INTERVAL, DEFAULT_MAX_MEMBERS, DnsSpec,
+    MAX_MEMBERS as MAX_DNS_MEMBERS,
+};
 pub use exposure::Secret;
 pub use store::LimitStore;
 pub use tls::{TlsFiles, TlsFlags};
@@ -45,6 +50,10 @@ pub struct Cli {
     /// the flag (or separate with commas) for several.
     #[arg(long, env = "AUGUR_UPSTREAM", value_delimiter = ',')]
     pub upstream: Vec<String>,
+    /// The DNS server (`IP:port`) `dns+http://` upstreams are looked up
+    /// at; default: the system's (`/etc/resolv.conf`).
+    #[arg(long, env = "AUGUR_DNS_SERVER")]
+    pub dns_server: Option<SocketAddr>,
     /// Address of the admin listener (health, readiness, metrics, policies).
     #[arg(long, env = "AUGUR_ADMIN_LISTEN")]
     pub admin_listen: Option<SocketAddr>,
@@ -131,6 +140,7 @@ struct FileUpstream {
     health_interval_ms: Option<u64>,
     models_refresh_ms: Option<u64>,
     listing_timeout_ms: Option<u64>,
+    dns_server: Option<SocketAddr>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -209,6 +219,9 @@ pub struct Config {
     /// merged `/api/tags`, `/api/ps` or `/v1/models` (head and body); a
     /// slower one is left out.
     pub listing_timeout: Duration,
+    /// The DNS server `dns+` upstreams are looked up at (`IP:port`);
+    /// `None`: the system's (`/etc/resolv.conf`).
+    pub dns_server: Option<SocketAddr>,
     pub log_format: LogFormat,
     pub log_level: String,
     /// `limits.store`.
@@ -240,6 +253,7 @@ impl Default for Config {
                 first_byte_timeout: None,
                 idle_timeout: None,
                 warm_connections: None,
+                dns: None,
             }],
             policies: PathBuf::from("./policies"),
             schemas: PathBuf::from("./schemas"),
@@ -259,6 +273,7 @@ impl Default for Config {
             health_interval: Duration::from_secs(5),
             models_refresh: Duration::from_secs(30),
             listing_timeout: Duration::from_secs(10),
+            dns_server: None,
             log_format: LogFormat::Text,
             log_level: "info".to_string(),
             limit_store: LimitStore::Memory,
@@ -380,6 +395,7 @@ impl Config {
                 .max(Duration::from_millis(100)),
             listing_timeout: ms(file.upstream.listing_timeout_ms, d.listing_timeout)
                 .max(Duration::from_millis(1)),
+            dns_server: cli.dns_server.or(file.upstream.dns_server),
             log_format: file.log.format.unwrap_or(d.log_format),
             log_level: file.log.level.unwrap_or(d.log_level),
             limit_store: match file.limits.store {

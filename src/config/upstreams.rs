@@ -5,17 +5,24 @@
 //! Precedence: flags / environment replace the file's list whole; the
 //! file's `[[upstreams]]` and `[upstream] url` are exclusive; without
 //! either, the default `http://127.0.0.1:11434`. Each upstream's timeouts
-//! and `warm_connections` default to the `[upstream]` table's.
+//! and `warm_connections` default to the `[upstream]` table's. A
+//! `dns+http://` or `dns+srv+http://` URL is a name looked up again and
+//! again, each address a member upstream (see [`super::dns`]); its
+//! members count against [`MAX_UPSTREAMS`] at their bound.
 
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::ConfigError;
+use super::{
+    ConfigError,
+    dns::{self, DnsSpec},
+};
 use crate::wire::redact::without_userinfo;
 
 /// Most upstreams one augur forwards to (each has its own connection pool,
-/// health probe and metric labels).
+/// health probe and metric labels); a name found by DNS counts as many as
+/// its `max_members`.
 pub const MAX_UPSTREAMS: usize = 64;
 /// Longest upstream name (it is a header value and a metric label).
 const MAX_NAME: usize = 64;
@@ -34,6 +41,8 @@ pub(super) struct FileUpstreamEntry {
     first_byte_timeout_ms: Option<u64>,
     idle_timeout_ms: Option<u64>,
     warm_connections: Option<usize>,
+    resolve_interval_ms: Option<u64>,
+    max_members: Option<usize>,
 }
 
 /// One upstream, resolved.
@@ -55,22 +64,38 @@ pub struct UpstreamSpec {
     /// Most connections opened ahead of requests (all worker threads
     /// together); `None` = the `[upstream]` table's value.
     pub warm_connections: Option<usize>,
+    /// How its members are found, for a `dns+` URL; `None`: `url` is the
+    /// one upstream.
+    pub dns: Option<DnsSpec>,
 }
 
 impl UpstreamSpec {
     /// An upstream at `url` with every other setting at its default.
     pub fn from_url(url: &str) -> Result<Self, ConfigError> {
-        let url = parse_url(url)?;
+        let (parsed, dns) = match dns::strip(url.trim()) {
+            Some((http, srv)) => {
+                let parsed = parse_url(&http)?;
+                let dns = dns::spec(&parsed, srv, url)?;
+                (parsed, Some(dns))
+            }
+            None => (parse_url(url)?, None),
+        };
         Ok(Self {
-            name: default_name(&url),
-            url,
+            name: default_name(&parsed),
+            url: parsed,
             weight: 1,
             models: None,
             connect_timeout: None,
             first_byte_timeout: None,
             idle_timeout: None,
             warm_connections: None,
+            dns,
         })
+    }
+
+    /// The upstreams it stands for: its `max_members` when found by DNS.
+    pub fn slots(&self) -> usize {
+        self.dns.as_ref().map_or(1, |d| d.max_members)
     }
 
     /// `NAME=URL` or `URL`, as `--upstream` and `AUGUR_UPSTREAM` take them.
@@ -102,6 +127,17 @@ impl UpstreamSpec {
         spec.first_byte_timeout = ms(entry.first_byte_timeout_ms);
         spec.idle_timeout = ms(entry.idle_timeout_ms);
         spec.warm_connections = entry.warm_connections;
+        let name = spec.name.clone();
+        match spec.dns.as_mut() {
+            Some(d) => dns::bounded(d, &name, entry.resolve_interval_ms, entry.max_members)?,
+            None if entry.resolve_interval_ms.is_some() || entry.max_members.is_some() => {
+                return Err(invalid(&format!(
+                    "upstream {name:?}: resolve_interval_ms and max_members are for dns+http:// \
+                     and dns+srv+http:// upstreams"
+                )));
+            }
+            None => {}
+        }
         Ok(spec)
     }
 }
@@ -146,9 +182,11 @@ fn invalid(message: &str) -> ConfigError {
 
 /// Counts, names, weights and model lists within their bounds.
 fn check(specs: &[UpstreamSpec]) -> Result<(), ConfigError> {
-    if specs.len() > MAX_UPSTREAMS {
+    let slots: usize = specs.iter().map(UpstreamSpec::slots).sum();
+    if slots > MAX_UPSTREAMS {
         return Err(invalid(&format!(
-            "at most {MAX_UPSTREAMS} upstreams are supported"
+            "at most {MAX_UPSTREAMS} upstreams are supported (a dns+ upstream counts as its \
+             max_members; {slots} here)"
         )));
     }
     for (i, spec) in specs.iter().enumerate() {
@@ -203,7 +241,11 @@ fn parse_url(url: &str) -> Result<http::Uri, ConfigError> {
         .map_err(|e: http::uri::InvalidUri| err(&e.to_string()))?;
     match uri.scheme_str() {
         Some("http") => {}
-        Some(_) => return Err(err("only http:// upstreams are supported")),
+        Some(_) => {
+            return Err(err(
+                "only http://, dns+http:// and dns+srv+http:// upstreams are supported",
+            ));
+        }
         None => return Err(err("missing scheme, e.g. http://127.0.0.1:11434")),
     }
     match uri.authority() {

@@ -42,7 +42,9 @@ struct Shown {
 /// Cached capability lookups.
 #[derive(Clone)]
 pub struct Capabilities {
-    cache: Cache<(usize, String), Arc<Shown>>,
+    /// By upstream index, its member's placement (see `Fleet::generation`)
+    /// and model.
+    cache: Cache<(usize, u64, String), Arc<Shown>>,
     fleet: Fleet,
 }
 
@@ -70,6 +72,7 @@ impl Capabilities {
     /// upstream does not know has no capabilities (the request then fails
     /// upstream with Ollama's own error).
     async fn of(&self, upstream: usize, model: &str) -> Result<Arc<Shown>, ProxyError> {
+        let generation = self.fleet.generation(upstream);
         let client = self
             .fleet
             .client(upstream)
@@ -79,7 +82,7 @@ impl Capabilities {
         // the futures of the requests that ask.
         let lookup = self
             .cache
-            .try_get_with((upstream, model.to_string()), async move {
+            .try_get_with((upstream, generation, model.to_string()), async move {
                 fetch(&client, model).await.map(Arc::new)
             });
         Box::pin(lookup)

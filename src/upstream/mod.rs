@@ -46,8 +46,8 @@ pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
 pub(crate) use guard::stalled;
 use guard::{GuardedBody, Terminator};
 pub use headers::strip_hop_by_hop;
-pub(crate) use pool::Ahead;
 use pool::Pool;
+pub(crate) use pool::{Ahead, Placed, SlotAddr};
 pub use resend::Replay;
 
 /// Idle upstream connections kept per pool.
@@ -157,6 +157,13 @@ impl Upstream {
     /// The same client, named `name` in its metrics and logs.
     pub fn named(mut self, name: &str) -> Self {
         self.name = name.to_string();
+        self
+    }
+
+    /// The same client, connecting to whatever address `slot` holds (a
+    /// member found by DNS); its `Host` stays the URL's.
+    pub(crate) fn dialing(mut self, slot: Arc<SlotAddr>) -> Self {
+        self.pool = self.pool.dialing(slot);
         self
     }
 

@@ -39,8 +39,11 @@ use super::socket::{self, Heard, Socket};
 use crate::error::ProxyError;
 
 mod ahead;
+mod dial;
 
 pub(crate) use ahead::Ahead;
+use dial::Dial;
+pub(crate) use dial::{Placed, SlotAddr};
 
 type Conn = http1::Connection<TokioIo<Socket>, Body>;
 
@@ -58,7 +61,7 @@ pub(super) struct Pool {
 struct Inner {
     /// Oldest first; requests take the newest.
     idle: Mutex<VecDeque<Idle>>,
-    addr: String,
+    dial: Dial,
     connect_timeout: Duration,
     idle_timeout: Duration,
     max_idle: usize,
@@ -87,6 +90,8 @@ pub(super) struct Lease {
     pub fresh: bool,
     /// Held by a request (counted in `Inner::in_use`), not idle.
     out: bool,
+    /// The generation of the address it was opened to (0: a fixed one).
+    generation: u64,
 }
 
 /// Why a new connection could not be opened.
@@ -118,7 +123,7 @@ impl Pool {
         Self {
             inner: Arc::new(Inner {
                 idle: Mutex::new(VecDeque::new()),
-                addr,
+                dial: Dial::Fixed(addr),
                 connect_timeout,
                 idle_timeout,
                 max_idle,
@@ -132,7 +137,9 @@ impl Pool {
     /// that is still open, or a new one.
     pub(super) async fn checkout(&self) -> Result<Lease, ProxyError> {
         while let Some(idle) = self.take_idle() {
-            if idle.since.elapsed() >= self.inner.idle_timeout {
+            if idle.since.elapsed() >= self.inner.idle_timeout
+                || !self.inner.dial.current(idle.lease.generation)
+            {
                 continue;
             }
             let mut lease = idle.lease;
@@ -167,7 +174,8 @@ impl Pool {
         opened.map_err(|failed| {
             // The address goes to the log only: clients are told what
             // failed, not where augur's upstreams are.
-            let upstream = self.inner.addr.as_str();
+            let upstream = self.inner.dial.describe();
+            let upstream = upstream.as_str();
             match failed {
                 Opening::TimedOut => {
                     tracing::warn!(upstream, "timed out connecting to the upstream");
@@ -190,9 +198,24 @@ impl Pool {
 
     /// A new connection, or why not (unlogged).
     async fn open(&self) -> Result<Lease, Opening> {
-        let addr = self.inner.addr.as_str();
-        let stream = tokio::time::timeout(self.inner.connect_timeout, TcpStream::connect(addr));
-        let stream = match stream.await {
+        let (stream, generation) = match &self.inner.dial {
+            Dial::Fixed(addr) => {
+                let connect = TcpStream::connect(addr.as_str());
+                (
+                    tokio::time::timeout(self.inner.connect_timeout, connect).await,
+                    0,
+                )
+            }
+            Dial::Slot(slot) => {
+                let placed = slot
+                    .load()
+                    .ok_or_else(|| Opening::Refused(dial::no_address()))?;
+                let connect = TcpStream::connect(placed.addr);
+                let timed = tokio::time::timeout(self.inner.connect_timeout, connect);
+                (timed.await, placed.generation)
+            }
+        };
+        let stream = match stream {
             Err(_) => return Err(Opening::TimedOut),
             Ok(Err(e)) => return Err(Opening::Refused(e)),
             Ok(Ok(stream)) => stream,
@@ -211,6 +234,7 @@ impl Pool {
             heard,
             fresh: true,
             out: false,
+            generation,
         })
     }
 
@@ -228,7 +252,12 @@ impl Pool {
             let mut cx = Context::from_waker(std::task::Waker::noop());
             if let Ok(mut idle) = self.inner.idle.lock() {
                 let timeout = self.inner.idle_timeout;
-                idle.retain_mut(|i| i.since.elapsed() < timeout && i.lease.poll_reusable(&mut cx));
+                let dial = &self.inner.dial;
+                idle.retain_mut(|i| {
+                    i.since.elapsed() < timeout
+                        && dial.current(i.lease.generation)
+                        && i.lease.poll_reusable(&mut cx)
+                });
             }
             Poll::Ready(())
         });
@@ -246,7 +275,10 @@ impl Pool {
             lease.out = false;
             self.inner.in_use.fetch_sub(1, Ordering::Relaxed);
         }
-        if lease.conn.is_none() || lease.sender.is_closed() {
+        if lease.conn.is_none()
+            || lease.sender.is_closed()
+            || !self.inner.dial.current(lease.generation)
+        {
             return;
         }
         lease.fresh = false;

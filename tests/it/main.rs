@@ -90,6 +90,7 @@ mod tools;
 mod traces;
 mod truncation;
 mod upstream_connections;
+mod upstream_dns;
 mod upstream_failover;
 mod upstreams;
 

@@ -88,12 +88,10 @@ impl Fleet {
         client: Option<ClientInfo>,
         limit: usize,
     ) -> Result<Response<Body>, ProxyError> {
-        let any_healthy = self.members.iter().any(|m| m.healthy());
+        let any_healthy = self.open().any(|(m, _)| m.healthy());
         let deadline = self.listing_timeout;
         let asks = self
-            .members
-            .iter()
-            .zip(self.clients.iter())
+            .open()
             .filter(|(m, _)| m.healthy() || !any_healthy)
             .map(|(member, upstream)| {
                 let ask = Ask {
@@ -103,7 +101,7 @@ impl Fleet {
                     limit,
                 };
                 async move {
-                    match tokio::time::timeout(deadline, ask.run(member, upstream)).await {
+                    match tokio::time::timeout(deadline, ask.run(&member, upstream)).await {
                         Ok(part) => part.unwrap_or_else(Part::Failed),
                         Err(_) => {
                             tracing::warn!(

@@ -78,10 +78,8 @@ impl Fleet {
                     _ = shutdown.changed() => return,
                 }
                 let reads = fleet
-                    .members
-                    .iter()
-                    .zip(fleet.clients.iter())
-                    .map(|(member, client)| read(member, client));
+                    .open()
+                    .map(|(member, client)| async move { read(&member, client).await });
                 tokio::select! {
                     _ = futures_util::future::join_all(reads) => {}
                     _ = shutdown.changed() => return,
@@ -94,8 +92,9 @@ impl Fleet {
     /// shows them (nothing is read now).
     pub fn loaded_json(&self) -> Value {
         let upstreams: Vec<Value> = self
-            .members
+            .seats
             .iter()
+            .filter_map(super::seat::Seat::member)
             .map(|m| {
                 let loaded = m.loaded_detail();
                 let models: Vec<Value> = loaded

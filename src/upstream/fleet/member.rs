@@ -1,7 +1,8 @@
 //! One upstream of the fleet as every worker sees it: its settings, its
 //! health, its load (requests in flight), the models it has and has
 //! loaded, and its metric handles (registered once, labelled with its
-//! name).
+//! name). A member found by DNS also has the generation of its slot's
+//! placement and may be draining (no new request; see [`super::dns`]).
 
 use std::{
     collections::HashSet,
@@ -13,6 +14,7 @@ use std::{
 };
 
 use arc_swap::ArcSwap;
+use tokio::sync::Notify;
 
 use crate::config::UpstreamSpec;
 
@@ -70,6 +72,11 @@ fn epoch() -> Instant {
     *EPOCH.get_or_init(Instant::now)
 }
 
+/// Milliseconds after [`epoch`], plus one (never 0).
+fn now_ms() -> u64 {
+    u64::try_from(epoch().elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1
+}
+
 /// One upstream, shared by every worker.
 pub(crate) struct Member {
     pub spec: UpstreamSpec,
@@ -92,10 +99,23 @@ pub(crate) struct Member {
     /// The last failure and when it happened (for `/-/upstreams`); only
     /// written when something failed.
     last_error: Mutex<Option<(String, SystemTime)>>,
+    /// Its slot's placement (0: a configured upstream).
+    generation: u64,
+    /// Found by DNS, and gone from the last answer: takes no new request.
+    /// Since when (milliseconds after [`epoch`], plus one; 0: not).
+    draining: AtomicU64,
+    /// Found by DNS: woken when it fails, for an early lookup.
+    early: Option<Arc<Notify>>,
 }
 
 impl Member {
     pub(super) fn new(spec: UpstreamSpec) -> Self {
+        Self::placed(spec, 0, None)
+    }
+
+    /// A member found by DNS, in the slot placement `generation`; `early`
+    /// is woken when it fails.
+    pub(super) fn placed(spec: UpstreamSpec, generation: u64, early: Option<Arc<Notify>>) -> Self {
         let n = spec.name.clone();
         let catalog = Catalog {
             known: spec.models.is_some(),
@@ -120,6 +140,9 @@ impl Member {
             loaded: ArcSwap::from_pointee(super::ps::Loaded::default()),
             gauges,
             last_error: Mutex::new(None),
+            generation,
+            draining: AtomicU64::new(0),
+            early,
             label: Arc::from(spec.name.as_str()),
             id: crate::wire::affinity::stable_hash(spec.name.as_bytes()),
             spec,
@@ -128,6 +151,32 @@ impl Member {
 
     pub(super) fn name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// Its slot's placement (0: a configured upstream).
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether it takes no new request (found by DNS, and gone).
+    pub(super) fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed) != 0
+    }
+
+    /// Gone from the DNS answer (`true`), or back in it.
+    pub(super) fn set_draining(&self, draining: bool) {
+        let since = if draining { now_ms() } else { 0 };
+        self.draining.store(since, Ordering::Relaxed);
+    }
+
+    /// How long it has been draining (zero when not).
+    pub(super) fn drained_for(&self) -> Duration {
+        match self.draining.load(Ordering::Relaxed) {
+            0 => Duration::ZERO,
+            at => epoch()
+                .elapsed()
+                .saturating_sub(Duration::from_millis(at - 1)),
+        }
     }
 
     /// The name's stable hash.
@@ -185,8 +234,7 @@ impl Member {
     pub(super) fn stalled(&self, error: &str) {
         self.stalls.increment(1);
         self.load.errors.increment(1);
-        let now = u64::try_from(epoch().elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1;
-        if self.stalled_at.swap(now, Ordering::Relaxed) == 0 {
+        if self.stalled_at.swap(now_ms(), Ordering::Relaxed) == 0 {
             tracing::warn!(upstream = self.name(), error, "upstream stalled");
         }
         if let Ok(mut last) = self.last_error.lock() {
@@ -212,6 +260,9 @@ impl Member {
     /// out of the rotation until it answers again.
     pub(super) fn failed(&self, error: &str) {
         self.load.errors.increment(1);
+        if let Some(early) = &self.early {
+            early.notify_one();
+        }
         if self.healthy.swap(false, Ordering::Relaxed) {
             self.health_gauge.set(0.0);
             tracing::warn!(upstream = self.name(), error, "upstream unhealthy");

@@ -18,8 +18,12 @@
 //! reads its models; with one, nothing is chosen, and a poller of its
 //! loaded models ([`loaded`], for the status page and metrics) runs
 //! instead: the request path costs a branch and the in-flight count.
-//! docs/upstreams.md lists all that runs in the background.
+//! A `dns+http://` upstream reserves slots (its `max_members`) filled by
+//! the addresses its name resolves to ([`dns`], [`seat`]); empty and
+//! draining slots are never chosen. docs/upstreams.md lists all that runs
+//! in the background.
 
+mod dns;
 mod get;
 mod listing;
 mod loaded;
@@ -28,7 +32,9 @@ mod monitor;
 pub(crate) mod pick;
 mod ps;
 mod ring;
+mod seat;
 mod send;
+mod slots;
 mod status;
 
 use std::sync::Arc;
@@ -45,6 +51,7 @@ pub(crate) use member::InFlight;
 use member::Member;
 pub(crate) use pick::Affinity;
 pub use ps::MAX_VRAM_SERIES;
+use seat::{MemberRef, Seat, Slot};
 
 /// Names the upstream a request must go to (its configured name).
 pub(crate) static X_AUGUR_UPSTREAM: HeaderName = HeaderName::from_static("x-augur-upstream");
@@ -75,8 +82,14 @@ pub enum Target {
 /// The upstreams, as one worker reaches them.
 #[derive(Clone)]
 pub struct Fleet {
-    members: Arc<[Member]>,
+    /// Each upstream's place, in the configured order (see [`seat`]).
+    seats: Arc<[Seat]>,
     clients: Arc<[Upstream]>,
+    /// One configured upstream: nothing is ever chosen.
+    single: bool,
+    /// The names found by DNS, and the resolver that looks them up.
+    groups: Arc<[dns::Group]>,
+    resolver: Option<hickory_resolver::TokioResolver>,
     /// Woken when a model-changing request ends: models are read again.
     changed: Arc<Notify>,
     /// How often the monitor probes, and reads models.
@@ -91,16 +104,32 @@ pub struct Fleet {
 impl Fleet {
     /// The configured upstreams, with clients for the current thread.
     pub fn new(config: &Config) -> Result<Self, ProxyError> {
-        let members: Arc<[Member]> = config
-            .upstreams
-            .iter()
-            .cloned()
-            .map(Member::new)
-            .collect::<Vec<_>>()
-            .into();
+        let mut seats = Vec::new();
+        let mut groups = Vec::new();
+        for spec in &config.upstreams {
+            match &spec.dns {
+                None => seats.push(Seat::Fixed(Member::new(spec.clone()))),
+                Some(d) => {
+                    groups.push(dns::Group {
+                        spec: spec.clone(),
+                        dns: d.clone(),
+                        first: seats.len(),
+                        early: Arc::new(Notify::new()),
+                    });
+                    seats.extend((0..d.max_members).map(|_| Seat::Slot(Slot::new())));
+                }
+            }
+        }
+        let resolver = match groups.is_empty() {
+            true => None,
+            false => Some(dns::resolver(config.dns_server).map_err(ProxyError::Internal)?),
+        };
         Ok(Self {
-            clients: clients(config)?,
-            members,
+            clients: clients(config, &seats)?,
+            single: seats.len() == 1 && groups.is_empty(),
+            seats: seats.into(),
+            groups: groups.into(),
+            resolver,
             changed: Arc::new(Notify::new()),
             intervals: (config.health_interval, config.models_refresh),
             listing_timeout: config.listing_timeout,
@@ -112,29 +141,52 @@ impl Fleet {
     /// its own event loop.
     pub fn for_worker(&self, config: &Config) -> Result<Self, ProxyError> {
         Ok(Self {
-            clients: clients(config)?,
+            clients: clients(config, &self.seats)?,
             ..self.clone()
         })
     }
 
-    /// How many upstreams there are (at least one).
+    /// How many upstreams there are (at least one): a name found by DNS
+    /// counts its slots.
     pub fn len(&self) -> usize {
-        self.members.len()
+        self.seats.len()
     }
 
     /// Never: there is at least one upstream.
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
+        self.seats.is_empty()
     }
 
     /// Whether requests need a choice at all.
     pub fn is_single(&self) -> bool {
-        self.members.len() == 1
+        self.single
     }
 
-    /// Upstream `i`'s name.
-    pub fn name(&self, i: usize) -> Option<&str> {
-        self.members.get(i).map(Member::name)
+    /// Upstream `i`'s name (`None` for an empty slot).
+    pub fn name(&self, i: usize) -> Option<String> {
+        self.member(i).map(|m| m.name().to_string())
+    }
+
+    /// Upstream `i`, when it has a member (draining or not).
+    fn member(&self, i: usize) -> Option<MemberRef<'_>> {
+        self.seats.get(i)?.member()
+    }
+
+    /// The placement of upstream `i`'s member (0: a configured upstream):
+    /// what is cached by index is cached for one placement.
+    pub(crate) fn generation(&self, i: usize) -> u64 {
+        match self.seats.get(i) {
+            Some(Seat::Slot(_)) => self.member(i).map_or(0, |m| m.generation()),
+            _ => 0,
+        }
+    }
+
+    /// The members that take new requests, with this thread's clients.
+    fn open(&self) -> impl Iterator<Item = (MemberRef<'_>, &Upstream)> {
+        self.seats
+            .iter()
+            .zip(self.clients.iter())
+            .filter_map(|(seat, client)| seat.open().map(|m| (m, client)))
     }
 
     /// Upstream `i`'s client on this thread.
@@ -193,9 +245,9 @@ impl Fleet {
             return Ok(None);
         };
         let name = value.to_str().unwrap_or_default().trim();
-        self.members
+        self.seats
             .iter()
-            .position(|m| m.name() == name)
+            .position(|s| s.open().is_some_and(|m| m.name() == name))
             .map(Some)
             .ok_or_else(|| {
                 let shown: String = String::from_utf8_lossy(value.as_bytes())
@@ -221,26 +273,32 @@ impl Fleet {
             } => {
                 if let Some(p) = *prefer
                     && tried & pick::bit(p) == 0
-                    && let Some(m) = self.members.get(p)
+                    && let Some(m) = self.seats.get(p).and_then(Seat::open)
                     && m.healthy()
                     && !m.is_stalled()
                     && m.has(name) != member::Has::No
                 {
                     return Some(p);
                 }
-                let views = self.views(Some(name));
-                match pick::for_model_by(&views, tried, *affinity) {
+                let (views, closed) = self.views(Some(name));
+                match pick::for_model_by(&views, tried | closed, *affinity) {
                     Some((i, how)) => {
                         if tried == 0 {
                             self.count(target, how.label());
                         }
                         Some(i)
                     }
-                    None => (tried == 0).then(|| pick::first(&views, 0)).flatten(),
+                    None => (tried == 0).then(|| pick::first(&views, closed)).flatten(),
                 }
             }
-            Target::Any => pick::any(&self.views(None), tried),
-            Target::First => pick::first(&self.views(None), tried),
+            Target::Any => {
+                let (views, closed) = self.views(None);
+                pick::any(&views, tried | closed)
+            }
+            Target::First => {
+                let (views, closed) = self.views(None);
+                pick::first(&views, tried | closed)
+            }
         }
     }
 
@@ -250,66 +308,92 @@ impl Fleet {
         let Target::Model { name, .. } = target else {
             return;
         };
-        if self.is_single() || !self.members.iter().any(|m| m.has(name) == member::Has::Yes) {
+        if self.is_single() || !self.open().any(|(m, _)| m.has(name) == member::Has::Yes) {
             return;
         }
         metrics::counter!("augur_routing_decisions_total", "model" => name.clone(), "how" => how)
             .increment(1);
     }
 
-    /// What the choice needs to know of each upstream now.
-    fn views(&self, model: Option<&str>) -> Vec<pick::View> {
-        self.members
+    /// What the choice needs to know of each upstream now, and the
+    /// upstreams closed to new requests (empty or draining slots: bits as
+    /// in `tried`).
+    fn views(&self, model: Option<&str>) -> (Vec<pick::View>, u64) {
+        let view = |m: &Member| pick::View {
+            healthy: m.healthy(),
+            stalled: m.is_stalled(),
+            has: model.map_or(member::Has::Yes, |name| m.has(name)),
+            loaded: model.is_some_and(|name| m.has_loaded(name)),
+            in_flight: m.in_flight(),
+            weight: m.spec.weight,
+            id: m.id(),
+        };
+        let mut closed = 0u64;
+        let views = self
+            .seats
             .iter()
-            .map(|m| pick::View {
-                healthy: m.healthy(),
-                stalled: m.is_stalled(),
-                has: model.map_or(member::Has::Yes, |name| m.has(name)),
-                loaded: model.is_some_and(|name| m.has_loaded(name)),
-                in_flight: m.in_flight(),
-                weight: m.spec.weight,
-                id: m.id(),
+            .enumerate()
+            .map(|(i, seat)| match seat {
+                Seat::Fixed(m) => view(m),
+                Seat::Slot(_) => match seat.open() {
+                    Some(m) => view(&m),
+                    None => {
+                        closed |= pick::bit(i);
+                        pick::View::CLOSED
+                    }
+                },
             })
-            .collect()
+            .collect();
+        (views, closed)
     }
 }
 
 /// Each upstream's connections opened ahead, all workers together: its
 /// `warm_connections` (the `[upstream]` table's unless it sets its own),
 /// never more than `max_connections`; [`WARM_FLOOR`] of them at start.
+/// A member found by DNS opens none at start (it has no address yet).
 fn ahead(config: &Config) -> Arc<[Ahead]> {
     config
         .upstreams
         .iter()
-        .map(|spec| {
+        .flat_map(|spec| {
             let cap = spec
                 .warm_connections
                 .unwrap_or(config.warm_connections)
                 .min(config.max_connections);
-            Ahead {
-                floor: WARM_FLOOR.min(cap),
-                cap,
-            }
+            let floor = match spec.dns {
+                None => WARM_FLOOR.min(cap),
+                Some(_) => 0,
+            };
+            std::iter::repeat_n(Ahead { floor, cap }, spec.slots())
         })
         .collect()
 }
 
-/// One client per configured upstream, each with its own timeouts (the
-/// `[upstream]` table's unless it sets its own).
-fn clients(config: &Config) -> Result<Arc<[Upstream]>, ProxyError> {
-    let clients = config
+/// One client per place (see [`seat`]), each with its own timeouts (the
+/// `[upstream]` table's unless it sets its own); a slot's connects to the
+/// address its member has.
+fn clients(config: &Config, seats: &[Seat]) -> Result<Arc<[Upstream]>, ProxyError> {
+    let specs = config
         .upstreams
         .iter()
-        .map(|spec| {
-            Upstream::new(
+        .flat_map(|spec| std::iter::repeat_n(spec, spec.slots()));
+    let clients = specs
+        .zip(seats)
+        .map(|(spec, seat)| {
+            let client = Upstream::new(
                 spec.url.clone(),
                 spec.connect_timeout.unwrap_or(config.connect_timeout),
                 spec.first_byte_timeout.unwrap_or(config.first_byte_timeout),
                 spec.idle_timeout.unwrap_or(config.idle_timeout),
-            )
-            .map(|client| client.named(&spec.name))
+            )?
+            .named(&spec.name);
+            Ok(match seat.slot() {
+                Some(slot) => client.dialing(slot.addr.clone()),
+                None => client,
+            })
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, ProxyError>>()?;
     if clients.is_empty() {
         return Err(ProxyError::Internal("no upstream is configured".into()));
     }

@@ -22,16 +22,14 @@ const MAX_NAMES: usize = 10_000;
 
 impl Fleet {
     /// Probe every upstream now, all at once; records each one's health.
-    pub async fn probe_all(&self) -> Vec<Result<(), String>> {
-        let probes =
-            self.members
-                .iter()
-                .zip(self.clients.iter())
-                .map(|(member, client)| async move {
-                    let outcome = probe(client).await;
-                    record(member, &outcome);
-                    outcome
-                });
+    /// Each one's name and outcome (members found by DNS: those taking
+    /// requests).
+    pub async fn probe_all(&self) -> Vec<(String, Result<(), String>)> {
+        let probes = self.open().map(|(member, client)| async move {
+            let outcome = probe(client).await;
+            record(&member, &outcome);
+            (member.name().to_string(), outcome)
+        });
         futures_util::future::join_all(probes).await
     }
 
@@ -39,10 +37,8 @@ impl Fleet {
     /// `models`, the models it has.
     pub async fn refresh(&self, models: bool) {
         let rounds = self
-            .members
-            .iter()
-            .zip(self.clients.iter())
-            .map(|(member, client)| refresh_one(member, client, models));
+            .open()
+            .map(|(member, client)| async move { refresh_one(&member, client, models).await });
         futures_util::future::join_all(rounds).await;
     }
 

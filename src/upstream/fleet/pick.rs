@@ -34,6 +34,19 @@ pub(crate) struct View {
     pub id: u64,
 }
 
+impl View {
+    /// An empty or draining slot (its bit is also set in `tried`).
+    pub(crate) const CLOSED: View = View {
+        healthy: false,
+        stalled: false,
+        has: Has::No,
+        loaded: false,
+        in_flight: 0,
+        weight: 1,
+        id: 0,
+    };
+}
+
 /// A request's affinity: its key, and how far over its share of the load
 /// its home upstream may go (`affinity.epsilon`).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -171,7 +171,7 @@ impl Fleet {
             let Some(req) = next.take().or_else(|| template.build()) else {
                 break;
             };
-            let (Some(member), Some(upstream)) = (self.members.get(i), self.clients.get(i)) else {
+            let (Some(member), Some(upstream)) = (self.member(i), self.clients.get(i)) else {
                 break;
             };
             if tried != 0 {
@@ -179,7 +179,7 @@ impl Fleet {
                 metrics::counter!("augur_upstream_failovers_total").increment(1);
             }
             tried |= pick::bit(i);
-            match traced(upstream, member, req, sending).await {
+            match traced(upstream, &member, req, sending).await {
                 Ok(response) => {
                     let status = response.status();
                     if !is_failed(status) {
@@ -237,10 +237,12 @@ impl Fleet {
         req: Request<Body>,
         sending: &Sending<'_>,
     ) -> Result<Response<Body>, ProxyError> {
-        let (Some(member), Some(upstream)) = (self.members.get(i), self.clients.get(i)) else {
-            return Err(ProxyError::Internal(format!("no upstream {i}")));
+        let (Some(member), Some(upstream)) = (self.member(i), self.clients.get(i)) else {
+            return Err(ProxyError::UpstreamUnavailable(
+                "no upstream could take the request".into(),
+            ));
         };
-        match traced(upstream, member, req, sending).await {
+        match traced(upstream, &member, req, sending).await {
             Ok(response) => {
                 if is_failed(response.status()) {
                     member.failed(&format!("answered {}", response.status()));

@@ -15,8 +15,9 @@ impl Fleet {
     /// Every upstream's state, in the configured order.
     pub fn status_json(&self) -> Value {
         let upstreams: Vec<Value> = self
-            .members
+            .seats
             .iter()
+            .filter_map(super::seat::Seat::member)
             .map(|m| {
                 let catalog = m.catalog();
                 let source = match (&m.spec.models, catalog.known) {
@@ -24,7 +25,7 @@ impl Fleet {
                     (None, true) => "tags",
                     (None, false) => "unknown",
                 };
-                json!({
+                let mut shown = json!({
                     "name": m.name(),
                     "url": m.spec.url.to_string(),
                     "weight": m.spec.weight,
@@ -41,7 +42,12 @@ impl Fleet {
                         "message": message,
                         "at": rfc3339(at),
                     })),
-                })
+                });
+                if m.generation() != 0 {
+                    shown["found_by_dns"] = json!(true);
+                    shown["draining"] = json!(m.is_draining());
+                }
+                shown
             })
             .collect();
         json!({ "upstreams": upstreams })

@@ -55,9 +55,11 @@ fn the_header_names_an_upstream_and_an_unknown_name_is_refused() {
 #[test]
 fn models_route_to_whoever_has_them_and_loaded_ones_win() {
     let f = fleet(&["a", "b", "c"]);
-    f.members[0].set_models(set(&["x:latest"]));
-    f.members[1].set_models(set(&["x:latest", "y:latest"]));
-    f.members[2].set_models(set(&[]));
+    f.member(0).unwrap().set_models(set(&["x:latest"]));
+    f.member(1)
+        .unwrap()
+        .set_models(set(&["x:latest", "y:latest"]));
+    f.member(2).unwrap().set_models(set(&[]));
     let model = |name: &str| Target::Model {
         name: name.to_string(),
         prefer: None,
@@ -66,10 +68,10 @@ fn models_route_to_whoever_has_them_and_loaded_ones_win() {
     let none = HeaderMap::new();
     assert_eq!(f.choose(&none, &model("y:latest")).unwrap(), 1);
     assert_eq!(f.choose(&none, &model("x:latest")).unwrap(), 0);
-    f.members[1].set_loaded(set(&["x:latest"]));
+    f.member(1).unwrap().set_loaded(set(&["x:latest"]));
     assert_eq!(f.choose(&none, &model("x:latest")).unwrap(), 1);
     // Nobody has it: the first healthy one answers (Ollama's 404).
-    f.members[0].failed("down");
+    f.member(0).unwrap().failed("down");
     assert_eq!(f.choose(&none, &model("z:latest")).unwrap(), 1);
     // The preferred one, while it is healthy and has the model.
     let preferred = Target::Model {
@@ -78,7 +80,7 @@ fn models_route_to_whoever_has_them_and_loaded_ones_win() {
         affinity: None,
     };
     assert_eq!(f.choose(&none, &preferred).unwrap(), 1);
-    f.members[0].answered();
+    f.member(0).unwrap().answered();
     assert_eq!(f.choose(&none, &preferred).unwrap(), 0);
 }
 
@@ -91,9 +93,9 @@ fn a_static_model_list_is_kept() {
         ..Config::default()
     };
     let f = Fleet::new(&config).unwrap();
-    f.members[0].set_models(set(&["y:latest"]));
-    assert_eq!(f.members[0].has("x:latest"), member::Has::Yes);
-    assert_eq!(f.members[0].has("y:latest"), member::Has::No);
+    f.member(0).unwrap().set_models(set(&["y:latest"]));
+    assert_eq!(f.member(0).unwrap().has("x:latest"), member::Has::Yes);
+    assert_eq!(f.member(0).unwrap().has("y:latest"), member::Has::No);
 }
 
 #[test]

@@ -9,6 +9,7 @@
 )]
 
 pub mod certs;
+pub mod dns_server;
 pub mod formats;
 pub mod https;
 pub mod live;
