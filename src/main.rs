@@ -3,14 +3,11 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use tokio::net::TcpListener;
 
 use augur::{
-    app::{self, AppState},
+    app::{self, Tls},
     config::{Cli, Config},
-    policy::PolicyStore,
     telemetry::otel::TraceError,
-    tls::ServerTls,
 };
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
@@ -26,7 +23,7 @@ fn main() -> ExitCode {
     // Before any schema is compiled (policies name schemas too).
     augur::validate::set_cache_budget(config.schema_cache_bytes);
     // The certificate files are checked by --check-config too.
-    let tls = match load_tls(&config) {
+    let tls = match Tls::load(&config) {
         Ok(tls) => tls,
         Err(e) => {
             eprintln!("augur: {e}");
@@ -76,7 +73,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(run(config, open_files, tls));
+    let result = runtime.block_on(app::run(config, open_files, tls));
     if let Some(provider) = traces {
         // The spans still queued, within the export timeout.
         if let Err(e) = provider.shutdown() {
@@ -91,27 +88,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The proxy's and the admin listener's TLS, each when configured.
-struct Tls {
-    proxy: Option<ServerTls>,
-    admin: Option<ServerTls>,
-}
-
-fn load_tls(config: &Config) -> Result<Tls, augur::tls::TlsError> {
-    Ok(Tls {
-        proxy: config
-            .tls
-            .as_ref()
-            .map(|f| ServerTls::load(f, "proxy"))
-            .transpose()?,
-        admin: config
-            .admin_tls
-            .as_ref()
-            .map(|f| ServerTls::load(f, "admin"))
-            .transpose()?,
-    })
 }
 
 /// The log output, and the trace exporter when traces are configured
@@ -157,123 +133,4 @@ fn raise_open_files_limit() -> Option<u64> {
         }
     }
     getrlimit(Resource::Nofile).current
-}
-
-async fn run(config: Config, open_files: Option<u64>, tls: Tls) -> Result<(), String> {
-    let metrics = augur::telemetry::install_metrics()?;
-    if config.traces.is_some() {
-        augur::telemetry::otel::count_drops_from_zero();
-    }
-    let store = PolicyStore::open(&config.policies, &config.schemas)
-        .map_err(|e| format!("invalid policy: {e}"))?;
-    config.check_exposure(store.snapshot().auth.keys.len())?;
-    let state =
-        AppState::with_store(config.clone(), store, Some(metrics)).map_err(|e| e.to_string())?;
-    state.fleet.spawn_sweepers();
-    // Names found by DNS: their members before the first request.
-    state.fleet.resolve_now().await;
-    // The shared limit store, if any, is connected from this thread's
-    // event loop; requests on worker threads use that connection.
-    state.limits.start(std::time::Duration::from_secs(2)).await;
-    if let Some(h) = state.limits.store_health() {
-        tracing::info!(store = %h.location, up = h.up, "limit store");
-    }
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let admin = TcpListener::bind(config.admin_listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.admin_listen))?;
-    tracing::info!(
-        listen = %config.listen,
-        workers,
-        admin = %config.admin_listen,
-        tls = tls.proxy.is_some(),
-        admin_tls = tls.admin.is_some(),
-        upstreams = %config
-            .upstreams
-            .iter()
-            .map(|u| format!(
-                "{}={}",
-                u.name,
-                augur::wire::redact::without_userinfo(&u.url.to_string())
-            ))
-            .collect::<Vec<_>>()
-            .join(","),
-        open_files = open_files.map_or_else(|| "unlimited".to_string(), |n| n.to_string()),
-        "augur started"
-    );
-    for (listener, t) in [("proxy", &tls.proxy), ("admin", &tls.admin)] {
-        if let Some(t) = t {
-            let cert = t.files().cert.display();
-            tracing::info!(listener, %cert, fingerprint = %t.fingerprint(), "TLS certificate loaded");
-        }
-    }
-    let shutdown = augur::shutdown::on_signal();
-    let watcher = state.policies.clone().spawn_watcher(shutdown.clone());
-    // Certificates reload when their files change.
-    let tls_reloaders: Vec<_> = [&tls.proxy, &tls.admin]
-        .into_iter()
-        .flatten()
-        .map(|t| t.spawn_reloader(shutdown.clone()))
-        .collect();
-    // With several upstreams: probe them, learn their models.
-    let monitor = state.fleet.spawn_monitor(shutdown.clone());
-    // Names found by DNS: looked up again and again.
-    let _resolvers = state.fleet.spawn_resolvers(shutdown.clone());
-    // With one upstream: read the models it has loaded (the monitor
-    // does, with several).
-    let loaded = state
-        .fleet
-        .spawn_loaded_poller(augur::upstream::LOADED_POLL_EVERY, shutdown.clone());
-    // Histogram samples are buffered until folded in; fold them regularly
-    // so memory stays flat whether or not anything scrapes /metrics.
-    if let Some(handle) = state.metrics.clone() {
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
-            loop {
-                tick.tick().await;
-                handle.run_upkeep();
-            }
-        });
-    }
-    let limits = state.limits.clone();
-    let housekeeping = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-        loop {
-            tick.tick().await;
-            limits.housekeeping();
-        }
-    });
-    let admin_accept = app::Accept {
-        drain: std::time::Duration::from_secs(1),
-        tls: tls.admin.as_ref().map(ServerTls::acceptor),
-        ..app::Accept::from_config(&config)
-    };
-    // The admin listener (health, readiness) answers once the workers
-    // serve, with their upstream connections opened ahead, and until they
-    // have drained: through the drain `/-/ready` answers 503 and
-    // `/-/healthy` 200, and metrics are still scraped.
-    let (ready, workers_ready) = tokio::sync::oneshot::channel();
-    let admin_router = augur::admin::router(state.clone());
-    let (admin_stop, admin_shutdown) = tokio::sync::watch::channel(false);
-    let admin_task = tokio::spawn(async move {
-        let _ = workers_ready.await;
-        app::serve(admin, admin_router, admin_shutdown, admin_accept).await
-    });
-    let proxy_tls = tls.proxy.as_ref().map(ServerTls::acceptor);
-    let listen = config.listen;
-    app::serve_workers_ready(state, listen, workers, shutdown, proxy_tls, Some(ready)).await?;
-    let _ = admin_stop.send(true);
-    let _ = admin_task.await;
-    housekeeping.abort();
-    let _ = watcher.await;
-    for reloader in tls_reloaders {
-        let _ = reloader.await;
-    }
-    for task in [monitor, loaded].into_iter().flatten() {
-        let _ = task.await;
-    }
-    tracing::info!("augur stopped");
-    Ok(())
 }

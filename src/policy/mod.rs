@@ -29,7 +29,7 @@
 //!   and `augur --check-config`. Errors name the file and the problem.
 //! * [`PolicyStore::open`]`(policies, schemas)` loads (fails on a broken set);
 //!   [`PolicyStore::snapshot`] gives the `Arc<Policy>` a request keeps to the
-//!   end; [`PolicyStore::spawn_watcher`] reloads on file changes (events,
+//!   end; [`PolicyStore::reloading`] reloads on file changes (events,
 //!   and a 1 s poll of the directory listing) and on SIGHUP;
 //!   [`PolicyStore::reload_now`] reloads on demand; [`PolicyStore::status`] /
 //!   [`PolicyStore::status_json`] / [`policies_handler`] serve

@@ -16,7 +16,7 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use tokio::{sync::watch, task::JoinHandle};
+use tokio::sync::watch;
 
 use super::store::{PolicyStore, Trigger};
 use crate::reload::{self, Files, Wake};
@@ -27,10 +27,13 @@ pub const DEBOUNCE: Duration = Duration::from_millis(300);
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 impl PolicyStore {
-    /// Start the reload task. It stops when `shutdown` becomes `true` or its
+    /// The reload task. It ends when `shutdown` becomes `true` or its
     /// sender is dropped. Reloads run on the blocking pool, never on the
     /// request path. On Unix, SIGHUP triggers a forced reload.
-    pub fn spawn_watcher(self: Arc<Self>, shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
+    pub fn reloading(
+        self: Arc<Self>,
+        shutdown: watch::Receiver<bool>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let files = Files {
             what: "policies",
             debounce: DEBOUNCE,
@@ -47,7 +50,7 @@ impl PolicyStore {
             // Errors are logged and counted by the store.
             let _ = self.reload(trigger);
         };
-        tokio::spawn(reload::run(files, dirs, reload, shutdown))
+        reload::run(files, dirs, reload, shutdown)
     }
 }
 

@@ -25,7 +25,7 @@ mod watch;
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use rustls::{ServerConfig, SupportedProtocolVersion, version};
-use tokio::{sync::watch as channel, task::JoinHandle};
+use tokio::sync::watch as channel;
 pub use tokio_rustls::TlsAcceptor;
 
 use crate::config::TlsFiles;
@@ -101,11 +101,14 @@ impl ServerTls {
         self.acceptor.clone()
     }
 
-    /// Start the reload task: file events (debounced), SIGHUP and a poll
-    /// every [`POLL_INTERVAL`]. It stops when `shutdown` turns true or its
+    /// The reload task: file events (debounced), SIGHUP and a poll every
+    /// [`POLL_INTERVAL`]. It ends when `shutdown` turns true or its
     /// sender is dropped.
-    pub fn spawn_reloader(&self, shutdown: channel::Receiver<bool>) -> JoinHandle<()> {
-        tokio::spawn(watch::run(self.store.clone(), shutdown))
+    pub fn reloading(
+        &self,
+        shutdown: channel::Receiver<bool>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        watch::run(self.store.clone(), shutdown)
     }
 
     /// Re-read the files now, on this thread (blocking file reads); returns

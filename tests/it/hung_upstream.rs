@@ -32,7 +32,11 @@ async fn augur_for(hung: &FakeOllama, good: &FakeOllama) -> Augur {
     };
     let state = AppState::new(config, Policy::permissive(), Some(common::metrics())).unwrap();
     let augur = common::start_state(state).await;
-    let _monitor = augur.state.fleet.spawn_monitor(augur.stopping());
+    let _monitor = augur
+        .state
+        .fleet
+        .monitoring(augur.stopping())
+        .map(tokio::spawn);
     // Both upstreams' models and loaded models known.
     let known = |i: usize| {
         let s = augur.state.fleet.status_json();

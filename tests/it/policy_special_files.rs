@@ -72,7 +72,7 @@ impl Fixture {
         }
         let store = Arc::new(PolicyStore::open(policies.path(), schemas.path()).unwrap());
         let (stop, rx) = watch::channel(false);
-        store.clone().spawn_watcher(rx);
+        tokio::spawn(store.clone().reloading(rx));
         tokio::time::sleep(Duration::from_millis(150)).await;
         Self {
             policies,

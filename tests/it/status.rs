@@ -261,7 +261,8 @@ async fn one_upstream_is_polled_for_its_loaded_models() {
     let poller = augur
         .state
         .fleet
-        .spawn_loaded_poller(Duration::from_millis(100), augur.stopping());
+        .polling_loaded(Duration::from_millis(100), augur.stopping())
+        .map(tokio::spawn);
     assert!(poller.is_some());
     let admin = augur.admin().await;
     let mut names = Vec::new();
@@ -318,7 +319,8 @@ async fn a_loaded_model_is_listed_under_each_of_its_names() {
     augur
         .state
         .fleet
-        .spawn_loaded_poller(Duration::from_millis(100), augur.stopping());
+        .polling_loaded(Duration::from_millis(100), augur.stopping())
+        .map(tokio::spawn);
     let admin = augur.admin().await;
     let mut loaded = Value::Null;
     for _ in 0..50 {

@@ -74,8 +74,11 @@ async fn start(dns: &DnsServer, spec: UpstreamSpec) -> Augur {
     let fleet = &augur.state.fleet;
     fleet.resolve_now().await;
     fleet.refresh(true).await;
-    fleet.spawn_resolvers(augur.stopping());
-    fleet.spawn_monitor(augur.stopping());
+    fleet
+        .resolving(augur.stopping())
+        .into_iter()
+        .for_each(|t| drop(tokio::spawn(t)));
+    fleet.monitoring(augur.stopping()).map(tokio::spawn);
     augur
 }
 

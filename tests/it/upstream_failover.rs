@@ -182,7 +182,11 @@ async fn an_upstream_that_stops_leaves_the_rotation_and_comes_back() {
             .unwrap()
             .status()
     };
-    let _monitor = augur.state.fleet.spawn_monitor(augur.stopping());
+    let _monitor = augur
+        .state
+        .fleet
+        .monitoring(augur.stopping())
+        .map(tokio::spawn);
     // Both upstreams' models known (an upstream whose models are not known
     // comes after those known to have the model).
     let known =

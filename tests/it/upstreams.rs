@@ -280,7 +280,11 @@ async fn a_pull_through_augur_has_the_models_read_again() {
         c.models_refresh = Duration::from_secs(3600);
     })
     .await;
-    let monitor = augur.state.fleet.spawn_monitor(augur.stopping());
+    let monitor = augur
+        .state
+        .fleet
+        .monitoring(augur.stopping())
+        .map(tokio::spawn);
     assert!(monitor.is_some());
     wait_for(|| upstream(&augur, "b")["models_source"] == "tags").await;
     let r = post(&augur, "/api/chat", &chat("phi4", false)).await;

@@ -32,7 +32,7 @@ use hickory_resolver::{
     net::runtime::TokioRuntimeProvider,
     proto::rr::RData,
 };
-use tokio::{sync::Notify, sync::watch, task::JoinHandle, time::Instant};
+use tokio::{sync::Notify, sync::watch, time::Instant};
 
 use super::{
     Fleet,
@@ -113,9 +113,12 @@ impl Fleet {
         futures_util::future::join_all(lookups).await;
     }
 
-    /// Keep every name's members current until `shutdown` (one task per
-    /// name; none without names).
-    pub fn spawn_resolvers(&self, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
+    /// The tasks keeping every name's members current until `shutdown`
+    /// (one per name; none without names).
+    pub fn resolving(
+        &self,
+        shutdown: watch::Receiver<bool>,
+    ) -> Vec<impl std::future::Future<Output = ()> + Send + 'static> {
         let Some(resolver) = self.resolver.clone() else {
             return Vec::new();
         };
@@ -123,7 +126,7 @@ impl Fleet {
             .map(|g| {
                 let (fleet, resolver, shutdown) =
                     (self.clone(), resolver.clone(), shutdown.clone());
-                tokio::spawn(async move { fleet.keep_resolving(g, resolver, shutdown).await })
+                async move { fleet.keep_resolving(g, resolver, shutdown).await }
             })
             .collect()
     }

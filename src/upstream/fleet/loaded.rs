@@ -8,7 +8,7 @@
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use tokio::{sync::watch, task::JoinHandle};
+use tokio::sync::watch;
 
 use super::{
     Fleet,
@@ -57,19 +57,19 @@ pub(super) async fn read(member: &Member, client: &Upstream) {
 }
 
 impl Fleet {
-    /// Read every upstream's `/api/ps` every `every` until `shutdown`;
-    /// `None` with several upstreams, whose monitor reads them (see
-    /// [`Fleet::spawn_monitor`]).
-    pub fn spawn_loaded_poller(
+    /// The task reading every upstream's `/api/ps` every `every` until
+    /// `shutdown`; `None` with several upstreams, whose monitor reads them
+    /// (see [`Fleet::monitoring`]).
+    pub fn polling_loaded(
         &self,
         every: Duration,
         mut shutdown: watch::Receiver<bool>,
-    ) -> Option<JoinHandle<()>> {
+    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
         if !self.is_single() {
             return None;
         }
         let fleet = self.clone();
-        Some(tokio::spawn(async move {
+        Some(async move {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -85,7 +85,7 @@ impl Fleet {
                     _ = shutdown.changed() => return,
                 }
             }
-        }))
+        })
     }
 
     /// Each upstream's health, load and loaded models, as the status page

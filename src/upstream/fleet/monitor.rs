@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use serde_json::Value;
-use tokio::{sync::watch, task::JoinHandle, time::Instant};
+use tokio::{sync::watch, time::Instant};
 
 use super::{Fleet, get::get_json, member::Member};
 use crate::upstream::Upstream;
@@ -42,15 +42,18 @@ impl Fleet {
         futures_util::future::join_all(rounds).await;
     }
 
-    /// Keep every upstream's health and models current until `shutdown`;
-    /// nothing to do (`None`) with a single upstream.
-    pub fn spawn_monitor(&self, mut shutdown: watch::Receiver<bool>) -> Option<JoinHandle<()>> {
+    /// The task keeping every upstream's health and models current until
+    /// `shutdown`; nothing to do (`None`) with a single upstream.
+    pub fn monitoring(
+        &self,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> Option<impl std::future::Future<Output = ()> + Send + 'static> {
         if self.is_single() {
             return None;
         }
         let fleet = self.clone();
         let (every, models_every) = self.intervals;
-        Some(tokio::spawn(async move {
+        Some(async move {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut models_at: Option<Instant> = None;
@@ -69,7 +72,7 @@ impl Fleet {
                     models_at = Some(Instant::now());
                 }
             }
-        }))
+        })
     }
 }
 

@@ -123,11 +123,12 @@ pub async fn start_config(config: Config, policy: Policy) -> Augur {
 pub async fn start_live(config: Config) -> Augur {
     let store = PolicyStore::open(&config.policies, &config.schemas).unwrap();
     let augur = start_state(AppState::with_store(config, store, None).unwrap()).await;
-    augur
+    let reloading = augur
         .state
         .policies
         .clone()
-        .spawn_watcher(augur.stop.subscribe());
+        .reloading(augur.stop.subscribe());
+    tokio::spawn(reloading);
     augur
 }
 

@@ -54,7 +54,7 @@ async fn serve_tls(
     accept.tls = Some(tls.acceptor());
     let state = AppState::new(config, Policy::permissive(), None).unwrap();
     let augur = common::start_accept(state, accept).await;
-    tls.spawn_reloader(augur.stopping());
+    tokio::spawn(tls.reloading(augur.stopping()));
     (augur, tls)
 }
 

@@ -1,23 +1,5 @@
-//! Application state, the router, and the listeners.
-//!
-//! A proxied request meets, outermost first:
-//!
-//! 1. the connection: at most `max_connections` at once, the first byte
-//!    within `client_header_timeout`, then, on a TLS listener, the
-//!    handshake (see [`crate::tls`]); its [`crate::upstream::ClientInfo`]
-//!    goes into every request's extensions;
-//! 2. [`crate::telemetry::Telemetry`]: request id, timing, access log,
-//!    metrics; adds `Arc<Timing>` to the request extensions;
-//! 3. [`crate::ingress::Ingress`]: canonical path, route class, auth,
-//!    bounded body, allow-lists and limits; adds
-//!    [`crate::ingress::Admitted`], holds the admission until the response
-//!    body ends;
-//! 4. the routes: the body-aware pipeline for chat/generate/show/tags,
-//!    merged listings of several upstreams, and
-//!    [`crate::surface::passthrough::handle`] for everything else.
-//!
-//! Each worker thread runs its own single-threaded event loop with its own
-//! listener (`SO_REUSEPORT`) and its own upstream connections.
+//! The listeners: the proxy's routes inside admission and telemetry, the
+//! accept loop with its bounds, and one worker event loop per CPU.
 
 use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -30,8 +12,7 @@ use hyper_util::{
 use tokio::{net::TcpListener, sync::watch};
 use tower::ServiceExt;
 
-use crate::config::Config;
-pub use crate::state::AppState;
+use crate::{config::Config, state::AppState};
 
 /// The proxy: the routes inside admission, inside the telemetry service.
 pub type Proxy = crate::telemetry::Telemetry<crate::ingress::Ingress<Router>>;
