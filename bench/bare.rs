@@ -8,7 +8,7 @@
 
 use std::{convert::Infallible, time::Duration};
 
-use augur::upstream::{ClientInfo, Upstream};
+use augur::{client::ClientInfo, upstream::Upstream};
 use axum::body::Body;
 use hyper::{body::Incoming, server::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;

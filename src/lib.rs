@@ -19,7 +19,7 @@
 //!                validate            fallback models; native calls: pipeline::native
 //! 8 synthesize   pipeline::chunk,    model JSON -> `message.tool_calls`, Ollama chunks
 //!                tools::synthesize
-//!                pipeline::guard     `tools.guard`: calls withheld or flagged
+//!                pipeline::tool_guard `tools.guard`: calls withheld or flagged
 //! 9 deliver      pipeline::deliver,  whole, buffered or streamed; each surface
 //!                surface             renders (NDJSON, SSE, JSON), a frame at a time
 //! ```
@@ -30,7 +30,7 @@
 
 pub mod admin;
 pub mod app;
-pub mod client_io;
+pub mod client;
 pub(crate) mod confidence;
 pub mod config;
 pub mod ending;

@@ -6,7 +6,7 @@
 //!
 //! 1. the connection: at most `max_connections` at once, the first byte
 //!    within `client_header_timeout`, then, on a TLS listener, the
-//!    handshake (see [`crate::tls`]); its [`crate::upstream::ClientInfo`]
+//!    handshake (see [`crate::tls`]); its [`crate::client::ClientInfo`]
 //!    goes into every request's extensions;
 //! 2. [`crate::telemetry::Telemetry`]: request id, timing, access log,
 //!    metrics; adds `Arc<Timing>` to the request extensions;

@@ -152,7 +152,7 @@ pub async fn serve<S, B>(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let client = crate::upstream::ClientInfo::new(peer.ip())
+                let client = crate::client::ClientInfo::new(peer.ip())
                     .over_tls(accept.tls.is_some());
                 let service = app.clone().map_request(move |mut req: http::Request<hyper::body::Incoming>| {
                     req.extensions_mut().insert(client.clone());
@@ -169,7 +169,7 @@ pub async fn serve<S, B>(
                     if !first_byte_arrives(&stream, first_byte, &mut stopping).await {
                         return;
                     }
-                    let io = crate::client_io::ClientIo::new(stream);
+                    let io = crate::client::ClientIo::new(stream);
                     let ended = match tls {
                         None => {
                             let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);

@@ -48,6 +48,7 @@ use http::{Method, Uri, request::Parts};
 use tracing::Instrument;
 
 use crate::{
+    client::ClientInfo,
     error::{Flavor, ProxyError},
     limits::{self, Principal, Usage},
     policy::{ModelPolicy, Policy, normalize_model_name},
@@ -57,7 +58,7 @@ use crate::{
         genai::{self, Meter},
         spans,
     },
-    upstream::{ClientInfo, fleet::Affinity},
+    upstream::fleet::Affinity,
     wire::path,
 };
 

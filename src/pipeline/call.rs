@@ -24,11 +24,8 @@ use super::{
     splitter::{LineSplitter, LineTooLong},
 };
 use crate::{
-    error::ProxyError,
-    limits::Usage,
-    state::AppState,
-    telemetry::Timing,
-    upstream::{ClientInfo, Target},
+    client::ClientInfo, error::ProxyError, limits::Usage, state::AppState, telemetry::Timing,
+    upstream::Target,
 };
 
 /// What an internal call needs from the client request.

@@ -20,7 +20,7 @@
 //!                                                                // (validate, repair, retry,
 //!                                                                // fallback models), 8 chunk,
 //!                                                                // 9 deliver (whole or streamed)
-//! guard::apply_all(output)                                         // tools.guard
+//! tool_guard::apply_all(output)                                         // tools.guard
 //! ```
 //!
 //! The folder reads in that order, each stage using only the ones below
@@ -36,7 +36,6 @@ pub(crate) mod checks;
 pub(crate) mod chunk;
 pub(crate) mod confidence;
 pub(crate) mod deliver;
-pub(crate) mod guard;
 pub(crate) mod job;
 pub(crate) mod native;
 pub(crate) mod offload;
@@ -47,6 +46,7 @@ pub(crate) mod probs;
 pub(crate) mod retry;
 pub(crate) mod screen;
 pub mod splitter;
+pub(crate) mod tool_guard;
 
 use std::sync::Arc;
 
@@ -54,12 +54,13 @@ use http::request::Parts;
 use serde_json::{Map, Value};
 
 use crate::{
+    client::ClientInfo,
     error::ProxyError,
     limits::{Principal, Usage},
     policy::{ModelPolicy, Policy},
     state::AppState,
     telemetry::Timing,
-    upstream::{ClientInfo, Target, fleet::Affinity},
+    upstream::{Target, fleet::Affinity},
 };
 
 use call::CallCtx;
@@ -187,7 +188,7 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     // and the request never goes upstream unread.
     let guards = guards_of(&cx);
     let narrowed = guards.iter().fold(false, |narrowed, g| {
-        guard::narrow_offer(g, &mut body) | guard::narrow_schemas(g, &mut body) | narrowed
+        tool_guard::narrow_offer(g, &mut body) | tool_guard::narrow_schemas(g, &mut body) | narrowed
     });
     if narrowed {
         raw = None;
@@ -218,7 +219,7 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     if plan.is_passthrough() {
         return Ok(Outcome::Forward);
     }
-    let witness = guard::Witness {
+    let witness = tool_guard::Witness {
         principal: cx.principal.label().to_string(),
         audit: audit_of(&cx),
     };
@@ -241,7 +242,7 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
             text,
         };
         let output = native::run(job, (set, checks), raw, stream).await?;
-        let guarded = guard::apply_all(&guards, output, &witness).await;
+        let guarded = tool_guard::apply_all(&guards, output, &witness).await;
         let again = reask.then_some((route, body, stream_default));
         return settle_guarded(cx, guarded, again).await;
     }
@@ -253,7 +254,7 @@ async fn run_once(cx: Context<'_>, exchange: Exchange, reask: bool) -> Result<Ou
     let probs = Probs::ask(cx.model_policy.confidence(), &mut upstream_body);
     let job = job(&cx, route, (upstream_body, expect, probs), emulated, target);
     let output = deliver::run(job, delivery).await?;
-    let guarded = guard::apply_all(&guards, output, &witness).await;
+    let guarded = tool_guard::apply_all(&guards, output, &witness).await;
     let again = reask.then_some((route, body, stream_default));
     settle_guarded(cx, guarded, again).await
 }
@@ -278,17 +279,17 @@ fn guards_of(cx: &Context<'_>) -> Vec<Arc<crate::guard::Guard>> {
 /// told which call was refused and why (a second refusal is a 422).
 async fn settle_guarded(
     cx: Context<'_>,
-    guarded: guard::Guarded,
+    guarded: tool_guard::Guarded,
     again: Option<(Route, Map<String, Value>, bool)>,
 ) -> Result<Outcome, ProxyError> {
     let (refused, (route, mut body, stream_default)) = match (guarded, again) {
-        (guard::Guarded::Refused(refused), Some(again)) => (refused, again),
+        (tool_guard::Guarded::Refused(refused), Some(again)) => (refused, again),
         (guarded, _) => return Ok(Outcome::Output(guarded.into_result()?)),
     };
     tracing::info!("the tool guard refused every call; asking the model once more");
     metrics::counter!("augur_retries_total", "cause" => "tool_guard").increment(1);
     if let Some(Value::Array(messages)) = body.get_mut("messages") {
-        messages.push(guard::reask_turn(&refused.why));
+        messages.push(tool_guard::reask_turn(&refused.why));
     }
     let exchange = Exchange::new(route, body, stream_default);
     match Box::pin(run_once(cx, exchange, false)).await {
@@ -297,7 +298,7 @@ async fn settle_guarded(
         // No answer the second time (an error, or nothing read): the
         // refusal stands; never the client's own bytes, which hold what
         // was refused.
-        _ => Err(guard::Guarded::Refused(refused)
+        _ => Err(tool_guard::Guarded::Refused(refused)
             .into_result()
             .err()
             .unwrap_or_else(|| {

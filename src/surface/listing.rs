@@ -11,11 +11,12 @@ use axum::{
 use http::Method;
 
 use crate::{
+    client::ClientInfo,
     error::ProxyError,
     ingress::Admitted,
     state::AppState,
     surface::passthrough,
-    upstream::{ClientInfo, fleet::Listing, fleet::X_AUGUR_UPSTREAM},
+    upstream::{fleet::Listing, fleet::X_AUGUR_UPSTREAM},
 };
 
 /// `GET /api/ps`.

@@ -20,11 +20,12 @@ use bytes::Bytes;
 use http::Method;
 
 use crate::{
+    client::ClientInfo,
     error::ProxyError,
     ingress::{Admitted, BodyLimit, Class},
     state::AppState,
     telemetry::Timing,
-    upstream::{ClientInfo, Replay, Target},
+    upstream::{Replay, Target},
 };
 
 /// Fallback handler: forward anything augur does not handle itself.

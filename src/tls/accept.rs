@@ -19,7 +19,7 @@ use tokio::{
 };
 use tokio_rustls::{TlsAcceptor, server::TlsStream};
 
-use crate::client_io::ClientIo;
+use crate::client::ClientIo;
 
 /// A decrypted connection as the HTTP server sees it.
 pub(crate) type TlsIo = Prefixed<TlsStream<ClientIo>>;

@@ -4,7 +4,7 @@
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 
-use super::ClientInfo;
+use crate::client::ClientInfo;
 
 /// Hop-by-hop headers (RFC 9110 §7.6.1) are for one connection only.
 const HOP_BY_HOP: [HeaderName; 8] = [

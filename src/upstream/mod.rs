@@ -11,7 +11,7 @@
 //! mid-way ends the client's stream with an `{"error": ...}` line instead
 //! of a silent truncation; a whole (non-stream) body that fails is a 502
 //! when nothing of it was sent yet, and an aborted connection otherwise
-//! (see `guard.rs`).
+//! (see `relay.rs`).
 //!
 //! [`Upstream`] is one upstream's client; [`fleet`] chooses among several
 //! (model-aware routing, health, failover) and owns their clients.
@@ -19,15 +19,14 @@
 pub(crate) mod capabilities;
 mod failure;
 pub(crate) mod fleet;
-mod guard;
 mod headers;
 mod pool;
+mod relay;
 mod resend;
 mod socket;
 mod terminator;
 
 use std::{
-    net::IpAddr,
     pin::Pin,
     sync::Arc,
     time::{Duration, Instant},
@@ -38,16 +37,17 @@ use bytes::Bytes;
 use http::{HeaderValue, Request, Response, Uri, header};
 
 use crate::{
+    client::ClientInfo,
     error::{Flavor, ProxyError},
     telemetry::Timing,
 };
 pub(crate) use failure::Failure;
 pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
-pub(crate) use guard::stalled;
-use guard::{GuardedBody, Terminator};
 pub use headers::strip_hop_by_hop;
 use pool::Pool;
 pub(crate) use pool::{Ahead, Placed, SlotAddr};
+pub(crate) use relay::stalled;
+use relay::{RelayBody, Terminator};
 pub use resend::Replay;
 
 /// Idle upstream connections kept per pool.
@@ -80,36 +80,6 @@ pub struct Upstream {
     authority: HeaderValue,
     first_byte_timeout: Duration,
     idle_timeout: Duration,
-}
-
-/// Where a request came from, for auth, limits and `X-Forwarded-*`; made
-/// once per client connection and put in each request's extensions.
-#[derive(Debug, Clone)]
-pub struct ClientInfo {
-    pub ip: IpAddr,
-    /// `ip` as a header value, for `X-Forwarded-For`.
-    forwarded_for: HeaderValue,
-    /// The client connected over TLS (`X-Forwarded-Proto: https`).
-    tls: bool,
-}
-
-impl ClientInfo {
-    /// The client at `ip`.
-    pub fn new(ip: IpAddr) -> Self {
-        let forwarded_for = HeaderValue::from_str(&ip.to_string())
-            .unwrap_or_else(|_| HeaderValue::from_static("unknown"));
-        Self {
-            ip,
-            forwarded_for,
-            tls: false,
-        }
-    }
-
-    /// The same client, connected over TLS or not.
-    pub fn over_tls(mut self, tls: bool) -> Self {
-        self.tls = tls;
-        self
-    }
 }
 
 impl Upstream {
@@ -264,7 +234,7 @@ impl Upstream {
             }
             Mode::Call => Terminator::None,
         };
-        let mut body = GuardedBody::new(incoming, terminator, self.idle_timeout, timing, started)
+        let mut body = RelayBody::new(incoming, terminator, self.idle_timeout, timing, started)
             .holding(in_flight);
         if mode == Mode::Forward {
             body = body.ending_the_request();
@@ -304,7 +274,7 @@ impl Upstream {
         let started = Instant::now();
         let sent = tokio::time::timeout(self.first_byte_timeout, self.send(req, replay)).await;
         // A call that got no answer spent its time on the upstream too;
-        // one that did is counted by its body (see `guard`).
+        // one that did is counted by its body (see `relay`).
         let waited = || {
             if let Some(t) = timing {
                 t.upstream_time(started.elapsed());

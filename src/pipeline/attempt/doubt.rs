@@ -42,7 +42,7 @@ pub(crate) async fn after_scored(job: &Job, completed: Completed) -> Result<Comp
     }
     let span = spans::attempt(completed.attempts + 1, None);
     spans::record_cause(&span, Some("low_confidence"));
-    let again = retry_loop::complete(
+    let again = retry_loop::run_until_valid(
         &job.ctx,
         job.route,
         body,

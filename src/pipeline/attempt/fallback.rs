@@ -60,7 +60,7 @@ impl Job {
     /// Attempts of this job's model (retries, repairs, the loop breaker),
     /// not yet finalized.
     pub(crate) async fn attempt(&self, seed: Option<Seed>) -> Result<Completed, ProxyError> {
-        let completed = retry_loop::complete(
+        let completed = retry_loop::run_until_valid(
             &self.ctx,
             self.route,
             self.body.clone(),

@@ -54,7 +54,7 @@ pub(crate) fn interpret(
             screen,
             text: Some(mode),
             ..
-        } => text_mode::interpret(text, set, screen, mode, repair),
+        } => text_mode::interpret_text_mode(text, set, screen, mode, repair),
         Expect::Tools {
             set,
             answer_schema,

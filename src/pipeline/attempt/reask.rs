@@ -66,7 +66,7 @@ pub(crate) async fn reask(job: &Job, note: Option<String>) -> Option<Completed> 
         max_retries: 0,
         ..job.validate.clone()
     };
-    let outcome = retry_loop::complete(
+    let outcome = retry_loop::run_until_valid(
         &job.ctx,
         job.route,
         body,

@@ -28,7 +28,7 @@ use super::{
 /// attempts allowed by `vp` are spent (`seed`, if any, was the first). A
 /// plain answer the token limit cut is answered as it is (`done_reason:
 /// "length"`); anything else unusable is retried as [`retry`] plans.
-pub(crate) async fn complete(
+pub(crate) async fn run_until_valid(
     ctx: &CallCtx,
     route: Route,
     mut body: Map<String, Value>,
@@ -152,7 +152,7 @@ pub(crate) async fn complete(
 }
 
 /// A streamed answer read to its end (`response`: its done chunk;
-/// `text`: the model's text), taken as the one attempt [`complete`] makes
+/// `text`: the model's text), taken as the one attempt [`run_until_valid`] makes
 /// when no retry is allowed.
 pub(crate) fn streamed(
     response: Value,

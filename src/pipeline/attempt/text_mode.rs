@@ -28,7 +28,7 @@ use super::super::{
 };
 
 /// Interpret a text-mode answer.
-pub(crate) fn interpret(
+pub(crate) fn interpret_text_mode(
     text: &str,
     set: &ToolSet,
     screen: &CallScreen,

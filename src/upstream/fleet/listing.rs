@@ -15,10 +15,7 @@ use http_body_util::{BodyExt, Limited};
 use serde_json::{Map, Value};
 
 use super::{Fleet, X_AUGUR_UPSTREAM, member::Member};
-use crate::{
-    error::ProxyError,
-    upstream::{ClientInfo, Upstream},
-};
+use crate::{client::ClientInfo, error::ProxyError, upstream::Upstream};
 
 /// Most entries in a merged listing.
 const MAX_ENTRIES: usize = 20_000;

@@ -30,9 +30,10 @@ use tracing::Instrument;
 
 use super::{Fleet, Target, X_AUGUR_UPSTREAM, member::Member, pick};
 use crate::{
+    client::ClientInfo,
     error::{Flavor, ProxyError},
     telemetry::{Timing, spans},
-    upstream::{ClientInfo, Failure, Mode, Replay, Upstream},
+    upstream::{Failure, Mode, Replay, Upstream},
 };
 
 /// Most failures (refused, reset, 502) one request goes through: the

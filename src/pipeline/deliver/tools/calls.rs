@@ -92,7 +92,7 @@ pub(super) async fn send_answer(
 
 /// Validate (and repair) one completed call, its placeholders too when
 /// `placeholders`. `Ok(None)` = fall back to the whole-answer path.
-pub(super) fn checked_call(
+pub(super) fn validate_streamed_call(
     job: &Job,
     set: &tools::ToolSet,
     call: ToolCall,

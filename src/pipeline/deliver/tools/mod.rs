@@ -36,7 +36,7 @@ use super::super::{
     plan::Route,
     screen::{Admit, CallScreen, StreamScreen},
 };
-use calls::{Progress, checked_call, send_answer, send_call};
+use calls::{Progress, send_answer, send_call, validate_streamed_call};
 
 /// Start the streamed emulation.
 pub(crate) async fn run(job: Job) -> Result<Output, ProxyError> {
@@ -330,7 +330,7 @@ impl Pump<'_> {
         placeholders: bool,
         last: Option<&Value>,
     ) -> Flow<ToolCall> {
-        match checked_call(self.job, self.set, call, placeholders, &mut self.p) {
+        match validate_streamed_call(self.job, self.set, call, placeholders, &mut self.p) {
             Ok(Some(call)) => ControlFlow::Continue(call),
             Ok(None) => {
                 let raw = std::mem::take(&mut self.p.raw);

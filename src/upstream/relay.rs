@@ -13,13 +13,13 @@
 //! - any other body ends in an error, which aborts the client connection
 //!   (the client sees an incomplete body). The bytes before the cut are
 //!   let out first, so that the client sees at least the status line.
-//!   Before any byte of such a body went out, [`GuardedBody::first_frame`]
+//!   Before any byte of such a body went out, [`RelayBody::first_frame`]
 //!   reports the failure as an error response instead.
 //!
 //! Upstream time is counted into the request's [`Timing`] as the body
 //! comes: from sending the request to the last byte received (so a body
 //! its reader drops after the answer it needed is counted too). A body
-//! that is the client's response ([`GuardedBody::ending_the_request`])
+//! that is the client's response ([`RelayBody::ending_the_request`])
 //! also reports how it ended when the upstream cut it or stalled.
 
 use std::{
@@ -83,7 +83,7 @@ pin_project_lite::pin_project! {
     /// The upstream body, passed through frame by frame, plus: an idle
     /// timeout between frames, an error line instead of a silent cut, and
     /// upstream timing.
-    pub(super) struct GuardedBody<B> {
+    pub(super) struct RelayBody<B> {
         #[pin]
         inner: B,
         terminator: Terminator,
@@ -118,7 +118,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<B> GuardedBody<B>
+impl<B> RelayBody<B>
 where
     B: HttpBody<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -245,7 +245,7 @@ where
     }
 }
 
-impl<B> HttpBody for GuardedBody<B>
+impl<B> HttpBody for RelayBody<B>
 where
     B: HttpBody<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -345,7 +345,7 @@ where
     }
 }
 
-impl<B> GuardedBody<B> {
+impl<B> RelayBody<B> {
     /// The whole lines of a stream's frame, with what was held before
     /// them; the unfinished rest is held. `None` = all of it is held.
     fn whole_lines(self: Pin<&mut Self>, frame: Frame<Bytes>) -> Option<Frame<Bytes>> {
@@ -393,5 +393,5 @@ impl<B> GuardedBody<B> {
 }
 
 #[cfg(test)]
-#[path = "guard_tests.rs"]
+#[path = "relay_tests.rs"]
 mod tests;

@@ -24,12 +24,12 @@ fn upstream(script: Script) -> Scripted {
     StreamBody::new(stream::iter(frames))
 }
 
-fn guarded<B>(inner: B, terminator: Terminator) -> GuardedBody<B>
+fn guarded<B>(inner: B, terminator: Terminator) -> RelayBody<B>
 where
     B: HttpBody<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    GuardedBody::new(
+    RelayBody::new(
         inner,
         terminator,
         Duration::from_millis(50),
@@ -40,7 +40,7 @@ where
 
 /// What the client receives: the frames' bytes, one string per frame,
 /// and whether the body ended in an error (an aborted connection).
-async fn receive<B>(mut body: GuardedBody<B>) -> (Vec<String>, bool)
+async fn receive<B>(mut body: RelayBody<B>) -> (Vec<String>, bool)
 where
     B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,

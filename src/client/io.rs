@@ -44,7 +44,7 @@ enum Peer {
 
 /// A client connection's socket.
 #[derive(Debug)]
-pub struct ClientIo {
+pub(crate) struct ClientIo {
     stream: TcpStream,
     /// Bytes read by a flush, not yet read by the server.
     ahead: BytesMut,
@@ -55,7 +55,7 @@ pub struct ClientIo {
 
 impl ClientIo {
     /// Wrap an accepted connection.
-    pub fn new(stream: TcpStream) -> Self {
+    pub(crate) fn new(stream: TcpStream) -> Self {
         Self {
             stream,
             ahead: BytesMut::new(),
@@ -163,5 +163,5 @@ impl AsyncWrite for ClientIo {
 }
 
 #[cfg(test)]
-#[path = "client_io_tests.rs"]
+#[path = "io_tests.rs"]
 mod tests;
