@@ -130,7 +130,7 @@ class Upstream:
             + self.extra, self.log_dir)
         self.llama.wait_ready(self.llama_url + "/health", 300)
         self.front = Service(f"front-{self.name}-{self.starts}", [
-            e["AUGUR_PYTHON"], ROOT / "upstream" / "ollama_front", "--port", self.front_port,
+            e["AUGUR_PYTHON"], ROOT / "model-server" / "ollama_front", "--port", self.front_port,
             "--llama-url", self.llama_url, "--model", self.model, "--gguf", e["AUGUR_GGUF"]], self.log_dir)
         self.front.wait_ready(self.url + "/api/version", 60)
 

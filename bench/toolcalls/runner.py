@@ -40,7 +40,7 @@ temperature 0 still depend on the server's earlier requests):
 
   native (ref-native) the same GGUF served as a tool-capable model
          (gemma3-tools:270m: a chat template that declares the tools, the
-         answer read by Ollama's own tool parser in upstream/ollama_front),
+         answer read by Ollama's own tool parser in model-server/ollama_front),
          asked directly with `tools`: what Ollama itself would return.
   augur-native
          augur (default policies) in front of that tool-capable model: its
@@ -202,7 +202,7 @@ def real_upstream_env() -> dict[str, str]:
 
 
 class Upstream:
-    """llama-server + the Ollama front (upstream/ollama_front), as scripts/real-upstream starts
+    """llama-server + the Ollama front (model-server/ollama_front), as scripts/real-upstream starts
     them, on ports kept across restarts; or an external URL that is never restarted."""
 
     def __init__(self, log_dir: Path, external: str | None = None):
@@ -235,7 +235,7 @@ class Upstream:
         llama_url = f"http://127.0.0.1:{self.llama_port}"
         self.llama.wait_ready(llama_url + "/health", 180)
         self.front = Service(f"ollama-front-{self.starts}", [
-            e["AUGUR_PYTHON"], ROOT / "upstream" / "ollama_front", "--port", self.front_port,
+            e["AUGUR_PYTHON"], ROOT / "model-server" / "ollama_front", "--port", self.front_port,
             "--llama-url", llama_url, "--model", self.model, "--gguf", e["AUGUR_GGUF"]]
             + (["--tools-model", self.tools_model] if self.tools_model else []), self.log_dir)
         self.front.wait_ready(self.url + "/api/version", 60)

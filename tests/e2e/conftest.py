@@ -1,6 +1,6 @@
 """Session fixtures for the end-to-end suite.
 
-A real upstream (llama-server running Gemma 3 270M, behind upstream/ollama_front, which
+A real upstream (llama-server running Gemma 3 270M, behind model-server/ollama_front, which
 speaks Ollama's wire protocol) and augur in front of it, all on free loopback
 ports. `scripts/real-upstream build` must have run first; anything missing is a
 failure, never a skip.
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONT = ROOT / "upstream" / "ollama_front"  # a package, runnable by its path
+FRONT = ROOT / "model-server" / "ollama_front"  # a package, runnable by its path
 
 
 def _free_port():

@@ -2,7 +2,7 @@
 
 The front serves the same Gemma 3 270M GGUF a second time as a tool-capable
 model (`tools_model_name`, gemma3-tools:270m): its template declares the
-tools and Ollama's own tool parser reads the answer (upstream/ollama_front,
+tools and Ollama's own tool parser reads the answer (model-server/ollama_front,
 "Native tools"). The base model has no tool training, so its native calls
 fail the ways a small model's do, each one reproduced here at temperature 0
 with a fixed seed by the conversation before the question:

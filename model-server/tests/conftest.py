@@ -1,7 +1,7 @@
 """Fixtures for the front's own tests: a fake llama-server and the front before it.
 
 `fake` is a FakeLlama (tests/fake_llama.py) whose replies a test scripts;
-`front` is the front, started as `python upstream/ollama_front` (the way the
+`front` is the front, started as `python model-server/ollama_front` (the way the
 scripts start it) against the fake, with a 1 MiB body bound. `call` sends one
 raw HTTP request to the front and returns a Response.
 """
