@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, Limited};
 use moka::future::Cache;
 use serde_json::Value;
 
-use super::{Fleet, Upstream};
+use super::{client::Upstream, fleet::Fleet};
 use crate::error::ProxyError;
 
 /// Largest `/api/show` answer read (model info can be long).

@@ -112,7 +112,7 @@ pin_project_lite::pin_project! {
         newlines: u8,
         sent: bool,
         // The upstream's in-flight count, released with the body.
-        in_flight: Option<super::fleet::InFlight>,
+        in_flight: Option<super::load::InFlight>,
         // What a Responses stream passed on says about itself.
         trail: Option<Box<Trail>>,
     }
@@ -157,7 +157,7 @@ where
     }
 
     /// Hold `in_flight` until the body is dropped.
-    pub(super) fn holding(mut self, in_flight: Option<super::fleet::InFlight>) -> Self {
+    pub(super) fn holding(mut self, in_flight: Option<super::load::InFlight>) -> Self {
         self.in_flight = in_flight;
         self
     }

@@ -25,43 +25,11 @@ use bytes::Bytes;
 use http::{Request, Response};
 
 use super::{
-    Failure, Upstream,
+    client::Upstream,
+    failure::Failure,
     pool::{DrivenBody, SendError},
+    replay::Replay,
 };
-
-/// A request's body as augur holds it, so the request can be sent again.
-#[derive(Debug, Clone)]
-pub struct Replay {
-    body: Bytes,
-    /// It may be sent again after it was written (see the module doc).
-    after_write: bool,
-}
-
-impl Replay {
-    /// `body`, sent again whenever its upstream never began to answer.
-    pub fn new(body: Bytes) -> Self {
-        Self {
-            body,
-            after_write: true,
-        }
-    }
-
-    /// `body` of a request that changes the upstream's model store (pull,
-    /// push, create, copy, delete): sent again on a new connection only
-    /// when it was never written, as an upstream that read it may have
-    /// acted on it.
-    pub fn unwritten(body: Bytes) -> Self {
-        Self {
-            body,
-            after_write: false,
-        }
-    }
-
-    /// The body.
-    pub fn body(&self) -> &Bytes {
-        &self.body
-    }
-}
 
 /// Why a request was sent again.
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@ use http::Request;
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 
-use crate::upstream::Upstream;
+use crate::upstream::client::Upstream;
 
 /// Longest wait for one probe or listing.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -16,7 +16,7 @@ use super::{
     member::Member,
     ps::{Loaded, also_named, cut, parse},
 };
-use crate::upstream::Upstream;
+use crate::upstream::client::Upstream;
 
 /// How often the poller reads `/api/ps`.
 pub const LOADED_POLL_EVERY: Duration = Duration::from_secs(10);

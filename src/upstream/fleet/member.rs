@@ -17,6 +17,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
 use crate::config::UpstreamSpec;
+use crate::upstream::load::{InFlight, Load};
 
 /// What is known of an upstream's models.
 #[derive(Debug, Default)]
@@ -41,25 +42,6 @@ pub(crate) enum Has {
     /// Its models are not known yet.
     Maybe,
     Yes,
-}
-
-/// The load of one upstream, shared by its in-flight guards.
-pub(crate) struct Load {
-    in_flight: AtomicU64,
-    gauge: metrics::Gauge,
-    requests: metrics::Counter,
-    errors: metrics::Counter,
-}
-
-/// One request in flight to an upstream, counted until dropped (with the
-/// response body, when the request got one).
-pub(crate) struct InFlight(Arc<Load>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
-        self.0.gauge.decrement(1.0);
-    }
 }
 
 /// How long an upstream whose request timed out before its first byte is

@@ -42,12 +42,14 @@ use std::sync::Arc;
 use http::{HeaderMap, HeaderName};
 use tokio::sync::Notify;
 
-use super::{Ahead, Upstream, WARM_FLOOR};
+use super::{
+    client::{Upstream, WARM_FLOOR},
+    pool::Ahead,
+};
 use crate::{config::Config, error::ProxyError};
 
 pub(crate) use listing::Listing;
 pub use loaded::LOADED_POLL_EVERY;
-pub(crate) use member::InFlight;
 use member::Member;
 pub(crate) use pick::Affinity;
 pub use ps::MAX_VRAM_SERIES;

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::{sync::watch, time::Instant};
 
 use super::{Fleet, get::get_json, member::Member};
-use crate::upstream::Upstream;
+use crate::upstream::client::Upstream;
 
 /// Most model names kept per upstream.
 const MAX_NAMES: usize = 10_000;

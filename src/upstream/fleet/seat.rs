@@ -10,7 +10,7 @@ use std::{ops::Deref, sync::Arc};
 use arc_swap::ArcSwapOption;
 
 use super::member::Member;
-use crate::upstream::{Placed, SlotAddr};
+use crate::upstream::pool::{Placed, SlotAddr};
 
 /// One place. A configured upstream is read on every request it may
 /// take: kept in place rather than behind one more pointer.
