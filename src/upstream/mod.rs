@@ -29,11 +29,8 @@ mod resend;
 mod socket;
 mod terminator;
 
-pub(crate) use client::Mode;
 pub use client::{Upstream, WARM_FLOOR, WARM_WITHIN};
-pub(crate) use failure::Failure;
 pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
 pub use headers::strip_hop_by_hop;
-pub(crate) use pool::Placed;
 pub(crate) use relay::stalled;
 pub use replay::Replay;

@@ -19,30 +19,23 @@
 
 use std::{
     net::SocketAddr,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::atomic::{AtomicU64, Ordering},
     time::Duration,
 };
 
-use hickory_resolver::{
-    TokioResolver,
-    config::{ConnectionConfig, LookupIpStrategy, NameServerConfig, ResolverConfig},
-    net::runtime::TokioRuntimeProvider,
-    proto::rr::RData,
-};
-use tokio::{sync::Notify, sync::watch, time::Instant};
+use hickory_resolver::{TokioResolver, proto::rr::RData};
+use tokio::{sync::watch, time::Instant};
 
 use super::{
-    Fleet,
+    group::Group,
     member::Member,
     seat::Seat,
     slots::{self, Change, Held},
+    state::Fleet,
 };
 use crate::{
     config::{DnsSpec, UpstreamSpec},
-    upstream::Placed,
+    upstream::pool::Placed,
 };
 
 /// Longest wait for one lookup (SRV and its targets together).
@@ -60,44 +53,6 @@ const MAX_FOUND: usize = 256;
 
 /// Every slot placement's generation: distinct, never 0.
 static GENERATION: AtomicU64 = AtomicU64::new(1);
-
-/// A name found by DNS and its slots.
-pub(super) struct Group {
-    /// As configured (its members take its settings).
-    pub spec: UpstreamSpec,
-    pub dns: DnsSpec,
-    /// Its first slot's index; it has `dns.max_members`.
-    pub first: usize,
-    /// Woken when one of its members fails.
-    pub early: Arc<Notify>,
-}
-
-/// The resolver: the system's configuration, or `server` alone.
-pub(super) fn resolver(server: Option<SocketAddr>) -> Result<TokioResolver, String> {
-    let provider = TokioRuntimeProvider::default();
-    let mut builder = match server {
-        None => TokioResolver::builder(provider).map_err(|e| format!("DNS configuration: {e}"))?,
-        Some(at) => {
-            let connections = [ConnectionConfig::udp(), ConnectionConfig::tcp()]
-                .into_iter()
-                .map(|mut c| {
-                    c.port = at.port();
-                    c
-                })
-                .collect();
-            let server = NameServerConfig::new(at.ip(), true, connections);
-            TokioResolver::builder_with_config(
-                ResolverConfig::from_name_servers(vec![server]),
-                provider,
-            )
-        }
-    };
-    let options = builder.options_mut();
-    options.ip_strategy = LookupIpStrategy::Ipv4AndIpv6;
-    options.timeout = Duration::from_secs(2);
-    options.attempts = 2;
-    builder.build().map_err(|e| format!("DNS resolver: {e}"))
-}
 
 impl Fleet {
     /// Look every name up once, now (at start: members before the first

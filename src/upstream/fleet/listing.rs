@@ -14,8 +14,8 @@ use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Map, Value};
 
-use super::{Fleet, X_AUGUR_UPSTREAM, member::Member};
-use crate::{client::ClientInfo, error::ProxyError, upstream::Upstream};
+use super::{member::Member, state::Fleet, target::X_AUGUR_UPSTREAM};
+use crate::{client::ClientInfo, error::ProxyError, upstream::client::Upstream};
 
 /// Most entries in a merged listing.
 const MAX_ENTRIES: usize = 20_000;

@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::{
-    Fleet,
     get::get_json,
     member::Member,
     ps::{Loaded, also_named, cut, parse},
+    state::Fleet,
 };
 use crate::upstream::client::Upstream;
 

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 use tokio::{sync::watch, time::Instant};
 
-use super::{Fleet, get::get_json, member::Member};
+use super::{get::get_json, member::Member, state::Fleet};
 use crate::upstream::client::Upstream;
 
 /// Most model names kept per upstream.

@@ -28,12 +28,21 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
 
 use tracing::Instrument;
 
-use super::{Fleet, Target, X_AUGUR_UPSTREAM, member::Member, pick};
+use super::{
+    member::Member,
+    pick,
+    state::Fleet,
+    target::{Target, X_AUGUR_UPSTREAM},
+};
 use crate::{
     client::ClientInfo,
     error::{Flavor, ProxyError},
     telemetry::{Timing, spans},
-    upstream::{Failure, Mode, Replay, Upstream},
+    upstream::{
+        client::{Mode, Upstream},
+        failure::Failure,
+        replay::Replay,
+    },
 };
 
 /// Most failures (refused, reset, 502) one request goes through: the

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
-use super::Fleet;
+use super::state::Fleet;
 
 /// Most model names shown per upstream (the count is always shown).
 const MAX_SHOWN: usize = 1000;

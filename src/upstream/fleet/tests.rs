@@ -3,8 +3,12 @@ use std::collections::HashSet;
 use http::{HeaderMap, HeaderValue};
 use serde_json::json;
 
+use super::state::ahead;
 use super::*;
-use crate::config::UpstreamSpec;
+use crate::{
+    config::{Config, UpstreamSpec},
+    upstream::pool::Ahead,
+};
 
 fn fleet(names: &[&str]) -> Fleet {
     let upstreams = names
