@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// How often a name is looked up again, unless its table says.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);

@@ -1,7 +1,7 @@
 //! Where rate limits and token budgets are kept (`limits.store`), and the
 //! prefix of the shared store's keys (`limits.key_prefix`).
 
-use super::ConfigError;
+use super::error::ConfigError;
 use crate::wire::redact::{redact_urls, without_userinfo};
 
 /// Where request rate limits and token budgets are kept.

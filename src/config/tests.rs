@@ -1,6 +1,7 @@
 //! Config resolution: defaults, the shipped file, precedence, the limit store.
 
 use super::*;
+use crate::config::TlsFlags;
 
 #[test]
 fn defaults_match_the_documented_ones() {

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::{ConfigError, FileServer};
+use super::{error::ConfigError, file::FileServer};
 
 /// A certificate (PEM: the leaf first, then any intermediates) and its
 /// private key (PEM: PKCS#8, PKCS#1 or SEC1).

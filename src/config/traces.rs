@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, time::Duration};
 
 use serde::Deserialize;
 
-use super::ConfigError;
+use super::error::ConfigError;
 use crate::wire::redact::without_userinfo;
 
 /// The OTLP/HTTP path of traces under a base endpoint.

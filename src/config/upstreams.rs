@@ -15,8 +15,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::{
-    ConfigError,
     dns::{self, DnsSpec},
+    error::ConfigError,
 };
 use crate::wire::redact::without_userinfo;
 
