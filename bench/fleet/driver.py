@@ -22,6 +22,14 @@ ROUTINGS = ("affinity", "least_loaded")
 # A later turn adds about 35 prompt tokens (the last answer, the new question, the turn markers):
 # one that evaluates more found less than its previous turn in the cache.
 MISS_TOKENS = 60
+# The conversations, their turns and each server's slots. `fits`: every server has a slot for
+# every conversation (and llama-server's host-memory prompt cache on), so a conversation moved to
+# the other server often finds its older turns there. `outnumbers`: twice as many live
+# conversations as a server keeps, the host-memory cache off (Ollama's runner keeps
+# OLLAMA_NUM_PARALLEL slots, nothing besides), so a moved conversation usually finds its slot
+# taken by another one.
+WORKLOADS = {"fits": {"convs": 6, "turns": 6, "slots": 6, "cache_ram": None},
+             "outnumbers": {"convs": 12, "turns": 4, "slots": 6, "cache_ram": 0}}
 
 
 def log(msg: str) -> None:
@@ -62,7 +70,7 @@ def delta(after: dict[str, float], before: dict[str, float]) -> dict[str, int]:
 
 def run_row(a: argparse.Namespace, env: dict, routing: str, out: Path, tag: str) -> dict:
     cpus = os.cpu_count() or 1
-    extra = procs.llama_args(a.slots, a.ctx_per_slot, a.similarity)
+    extra = procs.llama_args(a.slots, a.ctx_per_slot, a.similarity, a.cache_ram)
     ups = [procs.Upstream(n, out, env, extra, i % cpus if a.pin else None) for i, n in enumerate(("a", "b"))]
     augur = None
     try:
@@ -182,7 +190,8 @@ def table(s: dict[str, dict], a: argparse.Namespace) -> str:
         ("mixed: requests served per upstream", fmt_map(A["served"]), fmt_map(L["served"]), ""),
         ("mixed: peak in flight per upstream", fmt_map(A["peaks"]), fmt_map(L["peaks"]), ""),
         (f"mixed: mean in flight per upstream, × (1 + ε = {1 + a.epsilon:g})",
-         f"{A['mean']:.2f}, bound {A['bound']:.2f}", f"{L['mean']:.2f}, bound {L['bound']:.2f}", ""),
+         f"{A['mean']:.2f}, bound {A['bound']:.2f} (ceil {math.ceil(A['bound'])})",
+         f"{L['mean']:.2f}, bound {L['bound']:.2f} (ceil {math.ceil(L['bound'])})", ""),
         ("mixed: samples with an upstream over ceil((1 + ε) × the mean of that moment)",
          f"{A['over']} of {A['samples']}", f"{L['over']} of {L['samples']}", ""),
         ("mixed: augur_routing_decisions_total", fmt_map(A["how_mixed"]), fmt_map(L["how_mixed"]), ""),
@@ -206,16 +215,21 @@ def verdict(s: dict[str, dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--convs", type=int, default=6, help="concurrent conversations")
-    ap.add_argument("--turns", type=int, default=6, help="turns per conversation")
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="fits",
+                    help="fits: 6 conversations × 6 turns, 6 slots per server; outnumbers: 12 × 4, 6 slots, "
+                         "no host-memory prompt cache")
+    ap.add_argument("--convs", type=int, help="concurrent conversations (default: the workload's)")
+    ap.add_argument("--turns", type=int, help="turns per conversation (default: the workload's)")
     ap.add_argument("--rules", type=int, default=42, help="rules in the shared system prompt (~37 tokens each)")
     ap.add_argument("--lines", type=int, default=8, help="lines of the first message (+2 per conversation)")
     ap.add_argument("--num-predict", type=int, default=16)
     ap.add_argument("--stagger", type=float, default=0.1, help="seconds between the turns of one round")
     ap.add_argument("--mixed", type=int, default=48, help="one-turn conversations in the mixed phase")
     ap.add_argument("--mixed-concurrency", type=int, default=8)
-    ap.add_argument("--slots", type=int, default=6, help="llama-server slots (-np) per upstream")
+    ap.add_argument("--slots", type=int, help="llama-server slots (-np) per upstream (default: the workload's)")
     ap.add_argument("--ctx-per-slot", type=int, default=4096)
+    ap.add_argument("--cache-ram", type=int, help="llama-server --cache-ram in MiB, 0 off "
+                    "(default: the workload's; fits leaves llama-server's 8 GiB)")
     ap.add_argument("--similarity", type=float, default=0.9, help="llama-server --slot-prompt-similarity")
     ap.add_argument("--epsilon", type=float, default=0.25)
     ap.add_argument("--no-pin", dest="pin", action="store_false", help="do not pin each llama-server to a CPU")
@@ -223,6 +237,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="logs and records (default: a new temporary directory)")
     ap.add_argument("--smoke", action="store_true", help="a small run (under a minute): checks the table is made")
     a = ap.parse_args()
+    for key, value in WORKLOADS[a.workload].items():
+        if getattr(a, key) is None:
+            setattr(a, key, value)
     if a.smoke:
         a.reps, a.convs, a.turns, a.rules, a.lines, a.num_predict = 1, 2, 3, 6, 1, 4
         a.mixed, a.mixed_concurrency, a.slots, a.ctx_per_slot = 6, 3, 2, 2048
@@ -233,8 +250,8 @@ def main() -> int:
         raise SystemExit(f"no augur binary at {a.augur_bin}: cargo build --release")
     log(f"logs and records in {out}")
     print(f"#### Affinity vs least-loaded on two real upstreams ({os.cpu_count()} CPUs)\n")
-    print(f"{a.convs} conversations × {a.turns} turns in rounds ({a.stagger:g} s apart within a round) under one system prompt ({a.rules} rules), "
-          f"num_predict {a.num_predict}; llama-server `{' '.join(procs.llama_args(a.slots, a.ctx_per_slot, a.similarity))} -t 1`"
+    print(f"Workload `{a.workload}`: {a.convs} conversations × {a.turns} turns in rounds ({a.stagger:g} s apart within a round) under one system prompt ({a.rules} rules), "
+          f"num_predict {a.num_predict}; llama-server `{' '.join(procs.llama_args(a.slots, a.ctx_per_slot, a.similarity, a.cache_ram))} -t 1`"
           f"{', each pinned to a CPU' if a.pin else ''}; ε = {a.epsilon:g}.\n", flush=True)
     results = []
     for rep in range(a.reps):
@@ -252,12 +269,17 @@ def main() -> int:
         print(table(rows, a))
         print(f"\n{verdict(rows)}\n", flush=True)
     if len(results) > 1:
-        print("| Repetition | later turns TTFT p50, affinity | least_loaded | ratio | p90 ratio | tokens evaluated per later turn, affinity / least_loaded |")
-        print("|---|---:|---:|---:|---:|---|")
+        print("| Repetition | later turns TTFT p50, affinity | least_loaded | ratio | p90, affinity | least_loaded "
+              "| ratio | tokens evaluated per later turn, affinity / least_loaded | spills | mixed: peak in flight, "
+              "affinity / least_loaded, against ceil((1 + ε) × mean) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---|---:|---|")
         for i, rows in enumerate(results):
             A, L = rows["affinity"], rows["least_loaded"]
             print(f"| {i + 1} | {ms(A['later_p50'])} | {ms(L['later_p50'])} | {ratio(L['later_p50'], A['later_p50'])} "
-                  f"| {ratio(L['later_p90'], A['later_p90'])} | {A['eval_later_mean']:,.0f} / {L['eval_later_mean']:,.0f} |")
+                  f"| {ms(A['later_p90'])} | {ms(L['later_p90'])} | {ratio(L['later_p90'], A['later_p90'])} "
+                  f"| {A['eval_later_mean']:,.0f} / {L['eval_later_mean']:,.0f} "
+                  f"| {A['how_conv'].get('spill', 0)} | {fmt_map(A['peaks'])} / {fmt_map(L['peaks'])}, "
+                  f"{math.ceil(A['bound'])} / {math.ceil(L['bound'])} |")
     sys.stdout.flush()
     if a.smoke:
         want = a.convs * a.turns

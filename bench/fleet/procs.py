@@ -89,15 +89,18 @@ def real_upstream_env() -> dict[str, str]:
     return env
 
 
-def llama_args(slots: int, ctx_per_slot: int, similarity: float) -> list[str]:
+def llama_args(slots: int, ctx_per_slot: int, similarity: float, cache_ram: int | None = None) -> list[str]:
     """The slot setup (see bench/README.md): `slots` slots of `ctx_per_slot` tokens each, so that
     a server keeps that many conversations' prompts; the full sliding-window cache, without which
     Gemma 3's sliding-window layers forget a prefix once a slot has moved past it; and a slot
     taken for a request only when its prompt shares `similarity` of the request's (else the least
     recently used slot), so that a new conversation does not take over another one's slot just
-    because both start with the same system prompt."""
+    because both start with the same system prompt. `cache_ram` (MiB) bounds llama-server's
+    host-memory copy of prompts that left their slot (8 GiB unless given); 0 turns it off, so a
+    server keeps no more conversations than its slots, as Ollama's runner does."""
+    ram = [] if cache_ram is None else ["--cache-ram", str(cache_ram)]
     return ["-c", str(slots * ctx_per_slot), "-np", str(slots), "--swa-full",
-            "--slot-prompt-similarity", str(similarity), "--metrics"]
+            "--slot-prompt-similarity", str(similarity), *ram, "--metrics"]
 
 
 class Upstream:
