@@ -27,7 +27,7 @@ use std::{
 
 use metrics::Histogram;
 
-use super::Timing;
+use super::timing::Timing;
 
 /// Distinct model names kept as label values.
 pub const MAX_MODELS: usize = 64;
@@ -49,16 +49,7 @@ pub(crate) fn model_label(name: &str) -> Arc<str> {
     label
 }
 
-/// The GenAI operation of a route's metric label (`None`: not a model
-/// call, no GenAI metrics).
-pub fn operation(route: &str) -> Option<&'static str> {
-    Some(match route {
-        "/api/chat" | "/v1/chat/completions" | "/v1/messages" | "/v1/responses" => "chat",
-        "/api/generate" | "/v1/completions" => "text_completion",
-        "/api/embed" | "/api/embeddings" | "/v1/embeddings" => "embeddings",
-        _ => return None,
-    })
-}
+pub use super::operation::operation;
 
 /// Token counts of one request, as the upstream reported them.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -24,7 +24,10 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 
 use tracing::{Instrument, instrument::Instrumented};
 
-use super::{REQUEST_ID, Timing, otel, spans};
+use super::{
+    otel, spans,
+    timing::{REQUEST_ID, Timing},
+};
 use crate::ending::{BodyEnd, Ending};
 
 /// The metric label of a canonical request path (the route table's).

@@ -18,7 +18,7 @@
 
 use tracing::{Span, field::Empty};
 
-use super::{genai::operation, otel::TARGET};
+use super::{operation::operation, otel::TARGET};
 
 /// The span of one whole request (kind server), named `{method} {route}`
 /// until its model is known ([`name_for_model`]).
