@@ -5,7 +5,8 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::{ToolCall, ToolSet};
+use super::call::ToolCall;
+use super::spec::ToolSet;
 
 /// One violation: a JSON pointer into the arguments and a message.
 pub type Violation = (String, String);
@@ -15,7 +16,7 @@ const MAX_VIOLATIONS: usize = 20;
 
 /// Per call (same order as `calls`), the violations of its arguments
 /// against its tool's original parameters schema (or, when that does not
-/// compile, the grammar schema: see [`super::Tool::exact`]); empty = valid.
+/// compile, the grammar schema: see [`super::spec::Tool::exact`]); empty = valid.
 /// An undeclared tool, or arguments too large to check, is a violation at
 /// pointer `""`.
 pub fn validate_calls(calls: &[ToolCall], set: &ToolSet) -> Vec<Vec<Violation>> {

@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::{ToolError, ToolSet};
+use super::error::ToolError;
+use super::spec::ToolSet;
 
 /// What the model may do with the declared tools.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -22,8 +22,9 @@
 
 use serde_json::{Value, json};
 
+use super::choice::ToolChoice;
+use super::spec::ToolSet;
 use super::spec::{embeddable, permissive_object};
-use super::{ToolChoice, ToolSet};
 
 /// Envelope key of a single call (non-parallel mode).
 pub const KEY_CALL: &str = "tool_call";

@@ -46,8 +46,9 @@ use std::{
 
 use serde_json::Value;
 
+use super::call::ToolCall;
 use super::leaves::{Leaf, changed_leaves, leaves, same_scalar};
-use super::{ToolCall, ToolSet};
+use super::spec::ToolSet;
 
 /// Most conversation text searched, in bytes.
 pub(crate) const MAX_TEXT: usize = 1 << 20;

@@ -122,11 +122,11 @@
 //! one at index 0), a user turn is guaranteed right after it, and tool
 //! results become user text `Tool result for <name>: …`.
 
-use serde_json::Value;
-
 pub(crate) mod args;
+pub(crate) mod call;
 pub(crate) mod choice;
 pub(crate) mod envelope;
+pub(crate) mod error;
 pub(crate) mod grounding;
 pub(crate) mod history;
 pub(crate) mod leaves;
@@ -146,10 +146,12 @@ pub(crate) mod testutil;
 pub mod text;
 
 pub use args::{Violation, repair_arguments, repair_calls, validate_calls};
+pub use call::ToolCall;
 pub use choice::ToolChoice;
 pub use envelope::{
     KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
 };
+pub use error::ToolError;
 pub use grounding::{
     Grounding, drop_ungrounded, invents_every_value, is_ungrounded, is_ungrounded_addition,
     is_ungrounded_continuation,
@@ -163,38 +165,3 @@ pub use results::answered_calls;
 pub use spec::{Tool, ToolSet};
 pub use stream::{Branch, StreamEvent, StreamExtractor};
 pub use synthesize::{new_call_id, ollama_call_message, ollama_tool_calls, openai_tool_calls};
-
-/// A request-level problem with `tools` or `tool_choice`. Every variant is a
-/// client error: answer HTTP 400 with its message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolError {
-    /// `tools[index]` cannot be used.
-    #[error("invalid tool at index {index}: {reason}")]
-    InvalidTool { index: usize, reason: String },
-    /// Two tools share a name.
-    #[error("duplicate tool name {0:?}")]
-    DuplicateName(String),
-    /// `tool_choice` has a value that is not understood.
-    #[error("invalid tool_choice: {0}")]
-    InvalidToolChoice(String),
-    /// `tool_choice` names a tool that is not declared.
-    #[error("tool_choice names unknown tool {0:?}")]
-    UnknownToolChoice(String),
-    /// A tool's parameters schema exceeds the schema budget.
-    #[error("tool {name:?} parameters schema {source}")]
-    Schema {
-        name: String,
-        source: crate::validate::SchemaRejected,
-    },
-    /// The tools' parameters together exceed the tool-set budget.
-    #[error("tools parameters schemas together {0}")]
-    TooLarge(crate::schema::budget::BudgetError),
-}
-
-/// One tool call: a declared tool's name and its arguments (a JSON object
-/// in practice; key order as the model produced it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
-    pub name: String,
-    pub arguments: Value,
-}

@@ -13,7 +13,8 @@
 
 use serde_json::Value;
 
-use super::{Tool, relevance::clip};
+use super::relevance::clip;
+use super::spec::Tool;
 
 /// Bytes of the question that are read.
 const MAX_QUESTION: usize = 2048;
@@ -98,7 +99,7 @@ fn takes_a_number(schema: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::ToolSet;
+    use crate::tools::spec::ToolSet;
     use serde_json::json;
 
     fn set(params: Value) -> ToolSet {

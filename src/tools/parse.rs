@@ -8,8 +8,9 @@
 
 use serde_json::{Value, json};
 
+use super::call::ToolCall;
 use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE};
-use super::{ToolCall, ToolSet};
+use super::spec::ToolSet;
 
 /// Why the model's output could not be turned into calls or an answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,7 +46,7 @@ pub enum ModelOutput {
     Answer(Value),
 }
 
-/// Parse a complete model output produced under [`super::build_format`].
+/// Parse a complete model output produced under [`super::envelope::build_format`].
 pub fn parse_output(text: &str, set: &ToolSet) -> Result<ModelOutput, ParseError> {
     let value = first_json_value(strip_fences(text))?;
     output_from_value(&value, set)

@@ -23,7 +23,8 @@
 use serde_json::Value;
 
 use super::args::Violation;
-use super::{ToolCall, ToolSet};
+use super::call::ToolCall;
+use super::spec::ToolSet;
 
 /// Longest string considered (placeholders are short).
 const MAX_LEN: usize = 64;

@@ -12,8 +12,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::choice::ToolChoice;
 use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS};
-use super::{Tool, ToolChoice, ToolSet};
+use super::spec::{Tool, ToolSet};
 
 /// Longest tool or property description shown, in characters.
 const MAX_DESCRIPTION: usize = 300;
@@ -45,9 +46,9 @@ const SHOWN_KEYWORDS: &[&str] = &[
 ];
 
 /// The instruction appended to the system prompt (see
-/// [`super::rewrite_messages`]): one line per tool (`name: description`
+/// [`super::history::rewrite_messages`]): one line per tool (`name: description`
 /// and its parameters as compact JSON), the reply shape matching
-/// [`super::build_format`] for the same `choice` and `parallel`, and the
+/// [`super::envelope::build_format`] for the same `choice` and `parallel`, and the
 /// shape of a call of the first tool listed, types in place of values.
 /// Tools are listed most relevant to `question` (the latest user message)
 /// first; see [`super::relevance`].

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::Tool;
+use super::spec::Tool;
 
 /// Bytes of the question that are read.
 const MAX_QUESTION: usize = 2048;
@@ -148,7 +148,7 @@ pub(super) fn clip(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::ToolSet;
+    use crate::tools::spec::ToolSet;
     use serde_json::{Value, json};
 
     fn tool(name: &str, description: &str, params: &[&str]) -> Value {

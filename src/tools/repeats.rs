@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ToolCall;
+use super::call::ToolCall;
 
 /// Deepest nesting compared; deeper values are compared as they are.
 const MAX_DEPTH: usize = 32;

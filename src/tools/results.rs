@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::{Map, Value, json};
 
-use super::ToolCall;
+use super::call::ToolCall;
 
 /// Most answered calls [`answered_calls`] returns (the latest are kept).
 const MAX_ANSWERED: usize = 256;

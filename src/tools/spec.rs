@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use sha2::Digest;
 
-use super::ToolError;
+use super::error::ToolError;
 use crate::schema::FormatForms;
 use crate::schema::budget::{BudgetError, Limits, Report};
 use crate::validate::{Compiled, SchemaRejected, Validators};

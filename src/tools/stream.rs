@@ -10,9 +10,10 @@
 //! parsed as a whole by [`StreamExtractor::finish`]. Events never depend on
 //! how the text was split into deltas (adjacent `AnswerDelta`s aside).
 
+use super::call::ToolCall;
 use super::envelope::{KEY_CALL, KEY_CALLS, KEY_RESPONSE};
 use super::parse::{ModelOutput, ParseError, answer_content, call_from_value, parse_output};
-use super::{ToolCall, ToolSet};
+use super::spec::ToolSet;
 use crate::wire::json_scan::{Capture, RawScan, Unescaper};
 
 /// Something the caller can forward to the client.
@@ -65,9 +66,9 @@ pub struct StreamExtractor {
 }
 
 impl StreamExtractor {
-    /// An extractor for output generated under [`super::build_format`] with
+    /// An extractor for output generated under [`super::envelope::build_format`] with
     /// these tools. `structured_answer`: the client sent a `format` (see
-    /// [`super::answer_is_structured`]), so the answer is JSON, not text.
+    /// [`super::envelope::answer_is_structured`]), so the answer is JSON, not text.
     pub fn new(set: &ToolSet, structured_answer: bool) -> StreamExtractor {
         StreamExtractor {
             set: set.clone(),

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::ToolCall;
+use super::call::ToolCall;
 
 const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 

@@ -2,7 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::{ToolCall, ToolSet};
+use super::call::ToolCall;
+use super::spec::ToolSet;
 
 pub(crate) fn weather_tool() -> Value {
     json!({"type":"function","function":{

@@ -4,9 +4,12 @@
 
 use serde_json::{Map, Value};
 
+use super::event::{MAX_CALLS, TextError};
 use super::python::{self, Arg, PyCall};
-use super::{MAX_CALLS, TextError, xml};
-use crate::tools::{Tool, ToolCall, ToolSet, parse::call_from_value};
+use super::xml;
+use crate::tools::call::ToolCall;
+use crate::tools::parse::{ParseError, call_from_value};
+use crate::tools::spec::{Tool, ToolSet};
 
 /// The calls in a block's `body`: JSON when it opens with `{` or `[{`,
 /// XML when it opens with `<function=`, else Python. At least one call.
@@ -74,7 +77,7 @@ pub(super) fn json_call(value: &Value, set: &ToolSet) -> Result<ToolCall, TextEr
         value["function"] = f;
     }
     call_from_value(&value, set).map_err(|e| match e {
-        crate::tools::ParseError::UndeclaredTool(n) => TextError::UndeclaredTool(n),
+        ParseError::UndeclaredTool(n) => TextError::UndeclaredTool(n),
         other => TextError::NotACall(other.to_string()),
     })
 }

@@ -9,7 +9,7 @@
 use super::framed::{JsonKind, MARKERS, bare_opener};
 use super::partial::{M, is_name_char, literal};
 use super::xml::FUNCTION;
-use crate::tools::ToolSet;
+use crate::tools::spec::ToolSet;
 
 /// Blocks between two markers, and whether the body must be calls (an
 /// unreadable body is then reported) — all of them.

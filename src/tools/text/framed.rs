@@ -7,10 +7,11 @@
 
 use serde_json::Value;
 
-use super::TextError;
 use super::convert::{body_calls, json_call};
+use super::event::TextError;
 use super::partial::{M, is_name_char, literal};
-use crate::tools::{ToolCall, ToolSet};
+use crate::tools::call::ToolCall;
+use crate::tools::spec::ToolSet;
 
 /// What opened a framed JSON block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use winnow::{
     token::{take_till, take_while},
 };
 
+use super::event::{MAX_DEPTH, TextError};
 use super::python::{Cur, is_ident_start};
-use super::{MAX_DEPTH, TextError};
 
 impl Cur<'_> {
     pub(super) fn value(&mut self, depth: usize) -> Result<Value, TextError> {

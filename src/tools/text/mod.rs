@@ -46,6 +46,8 @@
 //! answer holds at most [`MAX_CALLS`] calls.
 
 mod convert;
+mod event;
+mod format;
 mod frame;
 mod framed;
 mod literal;
@@ -64,84 +66,8 @@ mod stream_tests;
 #[cfg(test)]
 mod tests;
 
+pub use event::{MAX_BLOCK, MAX_CALLS, MAX_DEPTH, TextError, TextEvent};
+pub use format::TextFormat;
 pub use prompt::instruction;
 pub use render::{render_calls, shape_of};
 pub use stream::{Extracted, TextStream, extract};
-
-use super::ToolCall;
-
-/// Longest block, from its opening marker to its end, in bytes.
-pub const MAX_BLOCK: usize = 64 * 1024;
-/// Deepest nesting of literal containers.
-pub const MAX_DEPTH: usize = 32;
-/// Most calls read from one answer.
-pub const MAX_CALLS: usize = 16;
-
-/// The text form augur asks a model to call tools in (policy
-/// `tools.text_format`); every form is read whatever was asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TextFormat {
-    /// `[get_weather(city="Paris")]`.
-    #[default]
-    Python,
-    /// ```` ```tool_code ```` fence holding Python calls.
-    ToolCode,
-    /// `<tool_call>{"name": …, "arguments": {…}}</tool_call>`.
-    ToolCall,
-    /// `[TOOL_REQUEST]{"name": …, "arguments": {…}}[END_TOOL_REQUEST]`.
-    ToolRequest,
-}
-
-impl TextFormat {
-    /// Every format with its policy name.
-    pub const ALL: [(&'static str, TextFormat); 4] = [
-        ("python", TextFormat::Python),
-        ("tool_code", TextFormat::ToolCode),
-        ("tool_call", TextFormat::ToolCall),
-        ("tool_request", TextFormat::ToolRequest),
-    ];
-
-    /// The policy name.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, f)| *f == self)
-            .map_or("python", |(n, _)| n)
-    }
-}
-
-/// Why a block that opens like a call is not one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TextError {
-    #[error("{what} at byte {at}")]
-    Syntax { at: usize, what: String },
-    #[error("`{0}` is not a literal (argument values must be literals)")]
-    NotLiteral(String),
-    #[error("call to undeclared tool {0:?}")]
-    UndeclaredTool(String),
-    #[error("{0}")]
-    Arguments(String),
-    #[error("not a tool call: {0}")]
-    NotACall(String),
-    #[error("literals nested deeper than {MAX_DEPTH}")]
-    TooDeep,
-    #[error("a call block longer than {MAX_BLOCK} bytes")]
-    TooLong,
-    #[error("more than {MAX_CALLS} tool calls")]
-    TooManyCalls,
-    #[error("the call was cut off before its end")]
-    Unterminated,
-}
-
-/// What the scanner made of the text so far.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TextEvent {
-    /// Ordinary text.
-    Text(String),
-    /// The calls of one block, all to declared tools, and the block as
-    /// written (for a caller that decides not to use them).
-    Calls { calls: Vec<ToolCall>, raw: String },
-    /// A block that opens like a call but cannot be read as calls to
-    /// declared tools: its text as written, and why.
-    Unparsed { raw: String, error: TextError },
-}

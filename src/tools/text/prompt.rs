@@ -1,11 +1,14 @@
 //! The instruction of text mode: the tools, as in grammar mode, and the
 //! call form the model is asked to write in instead of the envelope JSON
 //! (nothing constrains the answer, so the form is spelled out). As in
-//! [`crate::tools::instruction`], the shape of a call shows types where
+//! [`crate::tools::prompt::instruction`], the shape of a call shows types where
 //! values go, never a value a small model could copy.
 
-use super::{TextFormat, shape_of};
-use crate::tools::{ToolChoice, ToolSet, prompt};
+use super::format::TextFormat;
+use super::render::shape_of;
+use crate::tools::choice::ToolChoice;
+use crate::tools::prompt;
+use crate::tools::spec::ToolSet;
 
 /// The instruction appended to the system prompt in text mode; tools
 /// listed most relevant to `question` (the latest user message) first, as

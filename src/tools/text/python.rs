@@ -22,7 +22,7 @@ use winnow::{
     token::{any, take_while},
 };
 
-use super::{MAX_CALLS, TextError};
+use super::event::{MAX_CALLS, TextError};
 
 /// One argument as written.
 #[derive(Debug, Clone, PartialEq)]

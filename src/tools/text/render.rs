@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::TextFormat;
-use crate::tools::{Tool, prompt};
+use super::format::TextFormat;
+use crate::tools::prompt;
+use crate::tools::spec::Tool;
 
 /// `calls` (`(name, arguments)`) as the model would write them in
 /// `format`.

@@ -6,10 +6,12 @@
 //! whatever is still open.
 
 use super::convert::{body_calls, python_calls};
+use super::event::{MAX_BLOCK, MAX_CALLS, TextError, TextEvent};
 use super::frame::{Frame, FrameEnd, Opening, opening};
 use super::framed::{Head, JsonKind, Tail, framed_calls, head, tail};
-use super::{MAX_BLOCK, MAX_CALLS, TextError, TextEvent, python};
-use crate::tools::{ToolCall, ToolSet};
+use super::python;
+use crate::tools::call::ToolCall;
+use crate::tools::spec::ToolSet;
 
 /// The block being read; the held text starts with it.
 #[derive(Debug)]

@@ -7,9 +7,10 @@
 //! when no text came before the call. An answer without calls keeps its
 //! text exactly.
 
+use super::event::{TextError, TextEvent};
 use super::scan::Scanner;
-use super::{TextError, TextEvent};
-use crate::tools::{ToolCall, ToolSet};
+use crate::tools::call::ToolCall;
+use crate::tools::spec::ToolSet;
 
 /// Most trailing whitespace held back; more goes out as text.
 const MAX_HELD_SPACE: usize = 1024;

@@ -18,9 +18,9 @@
 
 use serde_json::{Number, Value};
 
+use super::event::{MAX_CALLS, TextError};
 use super::python::{Arg, Cur, PyCall};
-use super::{MAX_CALLS, TextError};
-use crate::tools::{Tool, ToolSet};
+use crate::tools::spec::{Tool, ToolSet};
 
 pub(super) const FUNCTION: &str = "<function=";
 const FUNCTION_END: &str = "</function>";
