@@ -7,86 +7,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
-import socket
-import subprocess
+import sys
 import time
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode("utf-8", "replace")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8", "replace")
+sys.path.insert(0, str(ROOT / "bench"))
+from services import Service, free_port, http_get, real_upstream_env  # noqa: E402
 
 
 def http_post(url: str, body: dict, timeout: float = 120.0) -> dict:
     req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read())
-
-
-class Service:
-    """A child process with its output in a log file; stopped with SIGTERM, then SIGKILL."""
-
-    def __init__(self, name: str, argv: list, log_dir: Path, env: dict | None = None):
-        self.name, self.argv = name, [str(a) for a in argv]
-        self.log_path = log_dir / f"{name}.log"
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self._log,
-                                     stderr=subprocess.STDOUT, env=env, cwd=log_dir)
-
-    def wait_ready(self, url: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        last: object = None
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited ({self.proc.returncode}) before {url} answered; "
-                                   f"log: {self.log_path}")
-            try:
-                status, _ = http_get(url, 2)
-                if status == 200:
-                    return
-                last = status
-            except OSError as e:
-                last = e
-            time.sleep(0.1)
-        raise RuntimeError(f"{self.name}: {url} not ready after {timeout}s (last: {last}); log: {self.log_path}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-
-
-def real_upstream_env() -> dict[str, str]:
-    out = subprocess.run([str(ROOT / "scripts" / "real-upstream"), "env"],
-                         capture_output=True, text=True, check=True).stdout
-    env = {}
-    for line in out.splitlines():
-        if line.startswith("export "):
-            key, _, value = line[len("export "):].partition("=")
-            env[key] = shlex.split(value)[0] if value else ""
-    return env
 
 
 def llama_args(slots: int, ctx_per_slot: int, similarity: float, cache_ram: int | None = None) -> list[str]:
