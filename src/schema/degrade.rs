@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::sanitize;
+use super::sanitize::sanitize;
 use super::types::{any_value, common_type, is_any_value};
 
 const CONSTRAINTS: [&str; 13] = [

@@ -57,6 +57,19 @@
 //! (or start an escape), while JSON holds such a character escaped, which
 //! a pattern, matched against the decoded string, cannot spell.
 
+/// Which patterns stand, in the grammar copy, for the string formats the
+/// converter drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FormatForms {
+    /// Patterns admitting every valid value of the format's test suite
+    /// (see `formats`); `email` and `hostname` are left free.
+    #[default]
+    Exact,
+    /// The common forms (`tools.small_model`): `email`, `hostname` and
+    /// `uri` narrowed as `formats_common` says, the rest as [`Self::Exact`].
+    Common,
+}
+
 /// One IPv4 `dec-octet`: no leading zeros, at most 255.
 macro_rules! octet {
     () => {

@@ -7,11 +7,12 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
+use super::formats::FormatForms;
 use super::formats::pattern_for;
+use super::formats_common;
 use super::pattern::to_grammar_pattern;
 use super::types::{any_value, common_type, is_any_value, type_of};
 use super::walk::{Out, Walker, annotations};
-use super::{FormatForms, formats_common};
 
 /// Enums larger than this fall back to their base type.
 pub(super) const MAX_ENUM: usize = 256;

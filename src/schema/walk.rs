@@ -5,11 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::FormatForms;
+use super::formats::FormatForms;
 use super::merge::merge_into;
 use super::types::{TypeName, any_value, is_any_value, keywords_for, map_type_name};
-
-mod logic;
 
 /// A `$ref` may be expanded this many times on one path (recursion bound).
 const MAX_REF_REPEAT: usize = 2;
@@ -228,7 +226,7 @@ impl<'a> Walker<'a> {
 
     /// A node without `$ref`/`anyOf`/`allOf`: settle its type, then apply
     /// the per-type keyword rules.
-    fn typed(&mut self, mut m: Map<String, Value>, path: &str, depth: usize) -> Out {
+    pub(super) fn typed(&mut self, mut m: Map<String, Value>, path: &str, depth: usize) -> Out {
         let mut types: Vec<&'static str> = Vec::new();
         match m.remove("type") {
             None => {}

@@ -204,7 +204,7 @@ impl Events {
             .into_iter()
             .map(|e| {
                 json!({
-                    "at": super::rfc3339(e.at),
+                    "at": super::timing::rfc3339(e.at),
                     "request_id": e.request_id,
                     "principal": e.principal,
                     "model": e.model,

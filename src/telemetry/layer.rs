@@ -254,7 +254,7 @@ impl Finish {
             m.overhead.record(overhead.as_secs_f64());
         });
         self.record_events(ending);
-        if !super::access_log_enabled() {
+        if !super::recorder::access_log_enabled() {
             return;
         }
         let labels = self.timing.labels();

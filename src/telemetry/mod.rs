@@ -21,7 +21,6 @@ pub mod spans;
 mod timing;
 
 pub use layer::{Telemetry, TelemetryLayer};
-pub(crate) use recorder::access_log_enabled;
 pub use recorder::install_metrics;
 pub(crate) use timing::rfc3339;
 pub use timing::{Labels, REQUEST_ID, Timing};

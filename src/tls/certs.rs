@@ -8,7 +8,7 @@
 //! distinct content: the same files are not parsed again until they change.
 
 use std::{
-    path::Path,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
 };
 
@@ -21,8 +21,24 @@ use rustls::{
 };
 use sha2::{Digest, Sha256};
 
-use super::TlsError;
 use crate::config::TlsFiles;
+
+/// A certificate or key that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("cannot read TLS {what} file {path}: {source}")]
+    Read {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid TLS file {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("the TLS private key in {key} does not match the certificate in {cert}")]
+    Mismatch { cert: PathBuf, key: PathBuf },
+    #[error("cannot set up TLS: {0}")]
+    Setup(String),
+}
 
 /// Largest certificate or key file read (a chain is a few KiB).
 const MAX_FILE_BYTES: u64 = 1024 * 1024;

@@ -22,7 +22,7 @@ pub(crate) mod accept;
 mod certs;
 mod watch;
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use rustls::{ServerConfig, SupportedProtocolVersion, version};
 use tokio::sync::watch as channel;
@@ -30,6 +30,7 @@ pub use tokio_rustls::TlsAcceptor;
 
 use crate::config::TlsFiles;
 use certs::CertStore;
+pub use certs::TlsError;
 pub use watch::POLL_INTERVAL;
 
 /// TLS 1.3 and TLS 1.2: exactly rustls' defaults
@@ -42,23 +43,6 @@ pub const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
 
 /// Longest a TLS handshake may take, counted from the client's first byte.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A certificate or key that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum TlsError {
-    #[error("cannot read TLS {what} file {path}: {source}")]
-    Read {
-        what: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("invalid TLS file {path}: {message}")]
-    Invalid { path: PathBuf, message: String },
-    #[error("the TLS private key in {key} does not match the certificate in {cert}")]
-    Mismatch { cert: PathBuf, key: PathBuf },
-    #[error("cannot set up TLS: {0}")]
-    Setup(String),
-}
 
 /// One listener's TLS: its server config, whose certificate comes from a
 /// store that reloads from the files.

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::Checked;
 use super::compiled::{self, Compiled, SchemaRejected};
+use super::violation::Checked;
 use crate::schema::budget::{self, Limits};
 
 /// Memory for compiled schemas and parsed tool sets together, in bytes
@@ -229,4 +229,10 @@ fn canonical(v: &Value, h: &mut Sha256, depth: usize) {
             }
         }
     }
+}
+
+/// [`Validators::compile`] on the process-wide cache, for every schema a
+/// client or a policy names: the budget check, then the compilation.
+pub fn admit(schema: &Value) -> Result<Arc<Compiled>, SchemaRejected> {
+    Validators::shared().compile(schema)
 }

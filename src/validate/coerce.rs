@@ -124,7 +124,7 @@ impl Coercer<'_> {
                 }
             }
         }
-        super::Validators::shared()
+        super::cache::Validators::shared()
             .compile(&s)
             .map(|c| c.check(v).violations.is_empty())
             .unwrap_or(true)

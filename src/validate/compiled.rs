@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::schema::budget::{self, BudgetError, Limits, Report};
 
-use super::{Checked, Violation};
+use super::violation::{Checked, Violation};
 
 /// A compiled pattern may take this many bytes (the regex crate's own
 /// default is 10 MiB); the budget's pattern cost keeps real ones far below.

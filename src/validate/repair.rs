@@ -5,9 +5,10 @@
 
 use serde_json::Value;
 
+use super::cache::Validators;
 use super::coerce::coerce_to_schema;
 use super::text::{close_truncated, extract_json, remove_trailing_commas, strip_fence};
-use super::{Validators, Violation, format_violations};
+use super::violation::{Violation, format_violations};
 
 /// What [`parse_and_repair`] made of a model's text.
 #[derive(Debug, Clone, PartialEq, Default)]

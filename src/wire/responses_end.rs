@@ -22,7 +22,7 @@ fn code(status: u16) -> &'static str {
 fn event(kind: &str, sequence: u64, mut pairs: Vec<(&str, Value)>) -> Bytes {
     pairs.push(("type", json!(kind)));
     pairs.push(("sequence_number", json!(sequence)));
-    let data = super::to_go_json(&sorted(pairs));
+    let data = super::go::to_go_json(&sorted(pairs));
     Bytes::from(format!("event: {kind}\ndata: {data}\n\n"))
 }
 

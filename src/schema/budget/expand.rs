@@ -2,7 +2,7 @@
 //! building it: how many sub-schemas it holds and how deep they nest.
 
 use super::graph::Graph;
-use super::{BudgetError, Limits};
+use super::limits::{BudgetError, Limits};
 
 impl Graph<'_> {
     /// Walk every path from the root with `$ref`s expanded, stopping at the

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::limits::{BudgetError, Limits, show_pointer};
+use super::pattern::pattern_cost;
 use super::scan::{Raw, escape, percent_decode, same_resource};
-use super::{BudgetError, Limits, pattern::pattern_cost, show_pointer};
 
 /// Which part of the value an applicator's sub-schema applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -11,8 +11,8 @@
 
 use std::collections::HashMap;
 
-use super::BudgetError;
 use super::graph::{Graph, Kind, Label};
+use super::limits::BudgetError;
 
 /// Most labels remembered per sub-schema before they are widened to "any
 /// property" / "any position" (which can only find more overlaps).

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{BudgetError, Limits};
+use super::limits::{BudgetError, Limits};
 
 /// Deepest JSON nesting accepted anywhere in a schema document (the depth
 /// serde_json itself accepts in a request body).

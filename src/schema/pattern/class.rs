@@ -1,7 +1,7 @@
 //! Escapes and character classes: what [`Translator`] emits for `\…`
 //! outside a class and for `[…]`, as GBNF character classes.
 
-use super::{DIGIT, SPACE, Translator, WORD};
+use super::translator::{DIGIT, SPACE, Translator, WORD, push_class_char};
 
 impl Translator {
     /// An escape outside a class, emitted as a one-character class so that
@@ -116,21 +116,5 @@ impl Translator {
         self.out.push_str(&body);
         self.out.push(']');
         Ok(())
-    }
-}
-
-/// Append `c` as a GBNF character-class member.
-pub(super) fn push_class_char(out: &mut String, c: char, in_class: bool) {
-    match c {
-        '\\' => out.push_str("\\\\"),
-        ']' => out.push_str("\\]"),
-        '[' => out.push_str("\\["),
-        '\n' => out.push_str("\\n"),
-        '\t' => out.push_str("\\t"),
-        '\r' => out.push_str("\\r"),
-        '-' => out.push_str("\\x2D"),
-        '^' if in_class => out.push_str("\\x5E"),
-        c if c.is_ascii_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
-        c => out.push(c),
     }
 }

@@ -5,9 +5,9 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{ANNOTATIONS, Out, Walker, annotations};
-use crate::schema::merge::merge_into;
-use crate::schema::types::{any_value, is_any_value};
+use super::merge::merge_into;
+use super::types::{any_value, is_any_value};
+use super::walk::{ANNOTATIONS, Out, Walker, annotations};
 
 impl Walker<'_> {
     pub(super) fn flatten_all_of(

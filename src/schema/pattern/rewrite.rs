@@ -1,24 +1,12 @@
-//! `pattern` rewriting for llama.cpp's regex-to-grammar translation.
-//!
-//! The converter only understands anchored patterns (`^…$`) built from
-//! literals, `.`, groups, `|`, character classes and `* + ? {n,m}`. It copies
-//! escapes verbatim into GBNF, whose parser only knows `\x \u \U \t \r \n \\ \"
-//! \[ \]`, and it applies a quantifier to a whole run of merged literal
-//! characters when the last one is an escape. [`to_grammar_pattern`] rewrites
-//! an ECMA-262 pattern into that subset with the same language, or says why it
-//! cannot.
+//! The rewrite itself: anchors, top-level alternatives, groups and
+//! quantifiers (bounded by [`MAX_REPEAT_PRODUCT`]); escapes and classes are
+//! [`super::class`]'s.
+
+use super::translator::{Translator, push_class_char};
 
 /// Largest product of nested bounded repetitions kept in a pattern; GBNF
 /// refuses expansions of 2000 rules and more.
-mod class;
-
-use class::push_class_char;
-
 const MAX_REPEAT_PRODUCT: u64 = 1000;
-
-const DIGIT: &str = "0-9";
-const WORD: &str = "a-zA-Z0-9_";
-const SPACE: &str = r" \t\n\r";
 
 /// Rewrite `pattern` (JSON Schema search semantics) into an anchored pattern
 /// the converter translates into the same language.
@@ -108,12 +96,6 @@ fn strip_end_anchor(body: &str) -> Option<&str> {
     (backslashes % 2 == 0).then_some(rest)
 }
 
-struct Translator {
-    chars: Vec<char>,
-    pos: usize,
-    out: String,
-}
-
 /// Translate an unanchored pattern body.
 fn translate(body: &str) -> Result<String, String> {
     let mut t = Translator {
@@ -132,10 +114,6 @@ fn translate(body: &str) -> Result<String, String> {
 }
 
 impl Translator {
-    fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
-    }
-
     /// Translate until an unmatched `)` (left unconsumed) or the end.
     fn sequence(&mut self, depth: usize, outer: u64) -> Result<(), String> {
         if depth > 32 {
@@ -371,6 +349,3 @@ fn parse_braces(s: &[char]) -> Option<(u64, Option<u64>, usize)> {
     };
     Some((min, max, end + 1))
 }
-
-#[cfg(test)]
-mod tests;
