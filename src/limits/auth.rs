@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::error::LimitError;
-use crate::policy::{ApiKey, Policy, Scopes};
+use crate::policy::{ApiKey, Policy, RateLimit, Scopes};
 
 /// Who is making a request.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -172,4 +172,12 @@ pub(crate) fn check_model(
         key: id.clone(),
         model: model.to_string(),
     })
+}
+
+/// The principal-level quota: the key's own, else the defaults.
+pub(crate) fn principal_rate(policy: &Policy, principal: &Principal) -> Option<RateLimit> {
+    principal
+        .api_key(policy)
+        .and_then(|k| k.rate_limit)
+        .or(policy.default_rate_limit)
 }

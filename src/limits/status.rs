@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Limits, fair::GateView};
+use super::{fair::GateView, limiter::Limits};
 use crate::policy::{Policy, RateLimit};
 
 /// Most queues, budgets or keys listed.

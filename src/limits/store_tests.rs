@@ -10,7 +10,7 @@ use std::{
 
 use http::StatusCode;
 
-use super::{shared::tests::Server, *};
+use super::{error::Scope, shared::keys::key_for, shared::tests::Server, *};
 use crate::policy::{Policy, load_dir};
 
 const IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
@@ -109,7 +109,7 @@ async fn budgets_reserve_the_estimate_and_settle_the_answer() {
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(10)).await;
         let store = b.shared.as_ref().unwrap();
-        let key = shared::key_for(
+        let key = key_for(
             "augur",
             &Principal::anonymous(IP).limiter_key(),
             "tokens",

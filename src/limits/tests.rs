@@ -8,7 +8,7 @@ use std::{
 use http::{HeaderMap, HeaderValue, StatusCode};
 use sha2::{Digest, Sha256};
 
-use super::*;
+use super::{error::Scope, *};
 use crate::policy::{Policy, load_dir};
 
 const IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));

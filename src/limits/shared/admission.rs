@@ -7,9 +7,15 @@ use std::{
     time::Duration,
 };
 
-use super::{BucketSpec, SharedStore, Verdict, key_for};
+use super::keys::{BucketSpec, key_for};
+use super::scripts::Verdict;
+use super::store::SharedStore;
 use crate::{
-    limits::{LimitError, Principal, RateInfo, Scope, principal_rate},
+    limits::{
+        auth::{Principal, principal_rate},
+        error::{LimitError, Scope},
+        rate::RateInfo,
+    },
     policy::{ModelPolicy, OnStoreError, Policy, RateLimit},
 };
 

@@ -8,7 +8,7 @@ use std::{
 
 use redis::aio::MultiplexedConnection;
 
-use super::{
+use super::state::{
     CONNECT_TIMEOUT, Inner, MAX_BACKOFF, MIN_BACKOFF, PING_INTERVAL, StoreClock, lock, lost,
     set_down,
 };

@@ -5,11 +5,14 @@
 //! comes back. These tests fail, rather than skip, without `redis-server`
 //! on the PATH: CI installs it.
 
-use std::{process::Stdio, time::Duration};
+use std::{process::Stdio, sync::atomic::Ordering, time::Duration};
 
 use redis::AsyncCommands;
 
-use super::*;
+use super::keys::BucketSpec;
+use super::scripts::Verdict;
+use super::state::{StoreError, TIMEOUTS_BEFORE_RECONNECT, lock};
+use super::store::SharedStore;
 use crate::limits::error::Scope;
 
 /// A `redis-server` child, killed on drop.
