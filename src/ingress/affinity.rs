@@ -15,7 +15,7 @@ use crate::{
     wire::affinity::{self, Shape},
 };
 
-use super::Model;
+use super::admitted::Model;
 
 /// The affinity of the request with head `parts` and `body`, when its
 /// model routes by affinity among `several` upstreams and the request is a

@@ -21,6 +21,7 @@
 //! Handlers read what admission established from the [`Admitted`]
 //! extension; they cannot skip auth or limits, because they never call them.
 
+mod admitted;
 mod affinity;
 pub(crate) mod head;
 mod hold;
@@ -37,89 +38,29 @@ use std::{
     time::Instant,
 };
 
-use axum::{
-    body::Body,
-    extract::{FromRequestParts, Request},
-    response::Response,
-};
+use axum::{body::Body, extract::Request, response::Response};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use http::{Method, Uri, request::Parts};
+use http::{Uri, request::Parts};
 use tracing::Instrument;
 
 use crate::{
     client::ClientInfo,
     error::{Flavor, ProxyError},
     limits::{self, Principal, Usage},
-    policy::{ModelPolicy, Policy, normalize_model_name},
+    policy::normalize_model_name,
     state::AppState,
     telemetry::{
         Timing,
         genai::{self, Meter},
         spans,
     },
-    upstream::fleet::Affinity,
     wire::path,
 };
 
+pub use admitted::{Admitted, Facts, Model};
 pub use read::BodyLimit;
 pub use routes::{Class, RouteSpec};
-
-/// A model a request names: as written, normalized, and its settings.
-#[derive(Debug, Clone)]
-pub struct Model {
-    /// As the client wrote it (sent upstream unchanged).
-    pub raw: String,
-    /// Normalized (see [`crate::wire::model_name`]): what policies,
-    /// allow-lists and limits see.
-    pub name: String,
-    pub policy: Arc<ModelPolicy>,
-}
-
-/// What admission established about a request, for its handler; shared,
-/// so handing it on is a reference count.
-#[derive(Debug, Clone)]
-pub struct Admitted(Arc<Facts>);
-
-impl std::ops::Deref for Admitted {
-    type Target = Facts;
-
-    fn deref(&self) -> &Facts {
-        &self.0
-    }
-}
-
-/// The facts of an [`Admitted`] request.
-#[derive(Debug)]
-pub struct Facts {
-    pub route: &'static RouteSpec,
-    /// The policy snapshot the request runs under from start to end.
-    pub policy: Arc<Policy>,
-    pub principal: Principal,
-    /// The model limits were counted for (the first one the body names).
-    pub model: Option<Model>,
-    /// The request body, when the route names models (bounded by the limit).
-    pub body: Option<Bytes>,
-    /// The body holds a field augur may act on (`format`, `tools`, ...).
-    pub acted_on: bool,
-    /// Token counts reported by augur's own upstream calls.
-    pub usage: Arc<Usage>,
-    /// The conversation's key, when its model routes by affinity among
-    /// several upstreams (see [`affinity`]).
-    pub affinity: Option<Affinity>,
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Admitted {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
-        parts.extensions.get::<Admitted>().cloned().ok_or_else(|| {
-            let flavor = Flavor::of_path(parts.uri.path());
-            ProxyError::Internal("request reached a handler without admission".into())
-                .into_response_for(flavor)
-        })
-    }
-}
 
 /// Wraps the routes in [`Ingress`].
 #[derive(Clone)]
@@ -404,9 +345,4 @@ impl From<limits::LimitError> for ProxyError {
             headers: e.headers(),
         }
     }
-}
-
-/// Whether `method` may carry a request body worth bounding.
-fn has_body(method: &Method) -> bool {
-    !(method == Method::GET || method == Method::HEAD)
 }

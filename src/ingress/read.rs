@@ -18,7 +18,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::{config::Config, error::ProxyError};
 
-use super::{has_body, routes::RouteSpec};
+use super::routes::RouteSpec;
 
 /// 413 at once when the declared length is over `limit`.
 fn check_declared(parts: &Parts, limit: u64) -> Result<(), ProxyError> {
@@ -138,4 +138,9 @@ impl HttpBody for Bounded {
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
     }
+}
+
+/// Whether `method` may carry a request body worth bounding.
+pub(super) fn has_body(method: &http::Method) -> bool {
+    !(method == http::Method::GET || method == http::Method::HEAD)
 }

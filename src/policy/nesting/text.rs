@@ -2,7 +2,7 @@
 //! line breaks as the YAML tokenizer counts them, and skipping what holds
 //! no nesting — blanks, comments, quoted, plain and block scalars.
 
-use super::{Refusal, Scan};
+use super::scan::{Refusal, Scan};
 
 impl Scan<'_> {
     pub(super) fn at(&self, i: usize) -> u8 {
