@@ -20,7 +20,8 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use crate::{error::ProxyError, pipeline::output::Output, surface::Amended};
+use super::adapter::Amended;
+use crate::{error::ProxyError, pipeline::output::Output};
 
 /// The header naming the tool types augur left out.
 const DROPPED_TOOLS: HeaderName = HeaderName::from_static("x-augur-dropped-tools");

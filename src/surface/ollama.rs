@@ -18,7 +18,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::{Map, Value};
 
 use super::{
-    Adapter, Translation,
+    adapter::{Adapter, Translation},
     frames::{self, Frames},
 };
 use crate::{
@@ -35,7 +35,7 @@ pub(crate) async fn chat(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    super::serve(&Ollama(Route::Chat), state, admitted, req).await
+    super::serve::serve(&Ollama(Route::Chat), state, admitted, req).await
 }
 
 /// `POST /api/generate`.
@@ -44,7 +44,7 @@ pub(crate) async fn generate(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    super::serve(&Ollama(Route::Generate), state, admitted, req).await
+    super::serve::serve(&Ollama(Route::Generate), state, admitted, req).await
 }
 
 /// One of Ollama's own routes: the body is run as it is.

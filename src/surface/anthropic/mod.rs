@@ -33,7 +33,11 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Amended, Translation, dropped::Dropped, json_answer, sse_answer};
+use super::{
+    adapter::{Adapter, Amended, Translation},
+    dropped::Dropped,
+    render::{json_answer, sse_answer},
+};
 use crate::{
     error::ProxyError,
     ingress::Admitted,
@@ -44,7 +48,7 @@ use crate::{
 
 /// `POST /v1/messages`.
 pub async fn messages(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
-    super::serve(&Messages, state, admitted, req).await
+    super::serve::serve(&Messages, state, admitted, req).await
 }
 
 /// The Messages surface.

@@ -17,7 +17,7 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Metered, Translation};
+use super::adapter::{Adapter, Metered, Translation};
 use crate::{
     error::ProxyError, ingress::Admitted, pipeline::output::Output, state::AppState,
     telemetry::Timing,
@@ -29,7 +29,7 @@ pub(crate) async fn chat_completions(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    super::serve(&OpenAi, state, admitted, req).await
+    super::serve::serve(&OpenAi, state, admitted, req).await
 }
 
 /// The chat completions surface.

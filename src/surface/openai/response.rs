@@ -15,7 +15,7 @@ use crate::{
     pipeline::output::Output,
     surface::{
         frames::{self, Frames},
-        json_answer, sse_answer,
+        render::{json_answer, sse_answer},
     },
 };
 

@@ -34,7 +34,12 @@ use axum::{
 };
 use serde_json::{Map, Value};
 
-use super::{Adapter, Amended, Translation, dropped::Dropped, frames, json_answer, sse_answer};
+use super::{
+    adapter::{Adapter, Amended, Translation},
+    dropped::Dropped,
+    frames,
+    render::{json_answer, sse_answer},
+};
 use crate::{
     error::ProxyError,
     ingress::Admitted,
@@ -49,7 +54,7 @@ pub(crate) async fn responses(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    super::serve(&Responses, state, admitted, req).await
+    super::serve::serve(&Responses, state, admitted, req).await
 }
 
 /// The Responses surface.
