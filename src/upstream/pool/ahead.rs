@@ -13,7 +13,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::Pool;
+use super::state::Pool;
 
 /// One pool's share of the connections kept open ahead to its upstream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

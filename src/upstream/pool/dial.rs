@@ -3,15 +3,9 @@
 //! changes when the slot is given to another member. Each placement has a
 //! generation: connections opened to an earlier one are not used again.
 
-use std::{
-    collections::VecDeque,
-    net::SocketAddr,
-    sync::{Arc, Mutex, atomic::AtomicUsize},
-};
+use std::{net::SocketAddr, sync::Arc};
 
 use arc_swap::ArcSwapOption;
-
-use super::{Inner, Pool};
 
 /// An address placed in a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,24 +28,6 @@ impl SlotAddr {
     /// Place `placed` (or empty the slot).
     pub(crate) fn store(&self, placed: Option<Placed>) {
         self.0.store(placed.map(Arc::new));
-    }
-}
-
-impl Pool {
-    /// The same pool settings, connecting to `slot`'s current address (a
-    /// member found by DNS), with no connection yet.
-    pub(in crate::upstream) fn dialing(&self, slot: Arc<SlotAddr>) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                idle: Mutex::new(VecDeque::new()),
-                dial: Dial::Slot(slot),
-                connect_timeout: self.inner.connect_timeout,
-                idle_timeout: self.inner.idle_timeout,
-                max_idle: self.inner.max_idle,
-                in_use: AtomicUsize::new(0),
-                peak: AtomicUsize::new(0),
-            }),
-        }
     }
 }
 

@@ -1,12 +1,24 @@
 //! The upstream pool against a real hyper server.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
+use axum::body::Body;
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body::Frame;
 use http_body_util::BodyExt;
-use hyper::{server::conn::http1 as server, service::service_fn};
+use hyper::{body::Incoming, server::conn::http1 as server, service::service_fn};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::*;
+use crate::error::ProxyError;
 
 /// A server that counts its connections and answers `/stream` with a
 /// body that never ends, anything else with `ok`.
