@@ -12,12 +12,41 @@ use std::{
     path::{Path, PathBuf},
 };
 
+/// `text` up to its first test-only item (`#[cfg(test)]`,
+/// `#[cfg(all(test, …))]`).
+/// A test module declared by name (`#[cfg(test)] mod tests;`) is
+/// passed over: only an item written here ends the text.
+fn before_tests(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]") || trimmed.starts_with("#[cfg(all(test") {
+            let declared = lines.peek().is_some_and(|next| {
+                let next = next.trim_start();
+                next.ends_with(';')
+                    && (next.starts_with("mod ") || next.starts_with("pub(crate) mod "))
+            });
+            if declared {
+                lines.next();
+                continue;
+            }
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Every `.rs` file under `dir`, but test files.
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            sources(&path, out);
+            if path.file_name().is_some_and(|n| n != "tests") {
+                sources(&path, out);
+            }
         } else if path.extension().is_some_and(|e| e == "rs")
             && !path
                 .file_name()
@@ -33,7 +62,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The top-level module names `text` refers to as `crate::name` or in a
 /// `use crate::{a, b::c}` group, before its first `#[cfg(test)]`.
 fn referenced(text: &str) -> BTreeSet<String> {
-    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let text = before_tests(text);
     let mut names = BTreeSet::new();
     let ident = |s: &str| -> String {
         s.chars()
@@ -162,7 +191,7 @@ fn folder_modules(dir: &Path) -> BTreeMap<String, String> {
 /// Every path a source names: the leaves of its `use` trees, and paths
 /// written inline (`super::x::y`, `crate::a::b`), before `#[cfg(test)]`.
 fn named_paths(text: &str) -> Vec<String> {
-    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let text = before_tests(text);
     let code: String = text
         .lines()
         .map(|l| l.split("//").next().unwrap_or_default())
@@ -179,10 +208,17 @@ fn named_paths(text: &str) -> Vec<String> {
     let is_path = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
     for start in ["crate::", "super::", "self::"] {
         for (i, _) in code.match_indices(start) {
-            if i > 0 && code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            // Inside a longer path (`super::super::x`), or the head of a
+            // `use` group (read as the group's leaves above): not a path.
+            if i > 0
+                && code[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            {
                 continue;
             }
             let path: String = code[i..].chars().take_while(|c| is_path(*c)).collect();
+            if code[i + path.len()..].starts_with('{') {
+                continue;
+            }
             out.push(path.trim_end_matches(':').to_string());
         }
     }
@@ -373,4 +409,124 @@ fn pipeline_paths_resolve_from_where_they_are_written() {
             "super::plain"
         ]
     );
+}
+
+/// Where a module of `src/<folder>` names an item of one of its own
+/// parent modules (`super::Item`, `crate::folder::Item`): a parent's
+/// `mod.rs` declares and re-exports its children, so a child importing it
+/// runs back up. Shared types live in a leaf module beside the children.
+fn parent_item_imports(folder: &str) -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(folder);
+    let modules = folder_modules(&dir);
+    let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let crate_path = format!("crate::{folder}");
+    let mut found = Vec::new();
+    for (from, text) in &modules {
+        for path in named_paths(text) {
+            let Some(to) = resolve(&path, from, &crate_path, &known) else {
+                continue;
+            };
+            let is_parent = to != *from && (to.is_empty() || from.starts_with(&format!("{to}/")));
+            if is_parent {
+                found.push(format!("src/{folder}/{from}: {path}"));
+            }
+        }
+    }
+    found
+}
+
+/// The `src/` folders.
+fn folders() -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut folders: Vec<String> = fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    folders.sort();
+    folders
+}
+
+/// No module imports an item of its parent: in every folder, the parent
+/// only declares and re-exports.
+#[test]
+fn no_module_imports_its_parents_items() {
+    let found: Vec<String> = folders()
+        .iter()
+        .flat_map(|f| parent_item_imports(f))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "imports of a parent's items ({}):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_parent_item_import_is_seen() {
+    let known: BTreeSet<String> = ["", "a", "a/b"].iter().map(|s| s.to_string()).collect();
+    let r = |p: &str, from: &str| resolve(p, from, "crate::f", &known);
+    assert_eq!(r("super::Item", "a/b"), Some("a".into()));
+    assert_eq!(r("crate::f::Item", "a"), Some("".into()));
+    assert_eq!(r("super::b::Item", "a/c"), Some("a/b".into()));
+}
+
+/// The methods each module of `src/pipeline` defines on `Job`.
+fn job_methods(modules: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut defined = BTreeMap::new();
+    for (module, text) in modules {
+        let text = before_tests(text);
+        for block in text.split("\nimpl Job {").skip(1) {
+            let body = block.split("\n}\n").next().unwrap_or_default();
+            for line in body.lines() {
+                let line = line.trim_start();
+                let Some(at) = line.find("fn ") else { continue };
+                if !line.starts_with("pub") && !line.starts_with("async") && !line.starts_with("fn")
+                {
+                    continue;
+                }
+                let name: String = line[at + 3..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                defined.insert(name, module.clone());
+            }
+        }
+    }
+    defined
+}
+
+/// A method on the shared `Job` is a dependency as an import is: the
+/// pipeline's modules, counting the calls of each other's `Job` methods,
+/// still depend on each other one way (no stage calls back up into a
+/// stage above it through the shared `impl`).
+#[test]
+fn job_methods_are_called_one_way() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pipeline");
+    let modules = folder_modules(&dir);
+    let defined = job_methods(&modules);
+    assert!(
+        defined
+            .get("complete")
+            .is_some_and(|m| m.starts_with("attempt")),
+        "the reader sees Job's methods: {defined:?}"
+    );
+    let mut edges = folder_edges("pipeline");
+    for (from, text) in &modules {
+        let text = before_tests(text);
+        for (name, to) in &defined {
+            let called =
+                text.contains(&format!(".{name}(")) || text.contains(&format!("Job::{name}("));
+            if called && to != from && !to.is_empty() && !from.starts_with(&format!("{to}/")) {
+                edges.entry(from.clone()).or_default().insert(to.clone());
+            }
+        }
+    }
+    if let Some(cycle) = cycle(&edges) {
+        panic!("a call loop through Job's methods in src/pipeline: {cycle}");
+    }
 }

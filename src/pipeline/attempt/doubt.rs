@@ -11,11 +11,28 @@ use crate::{error::ProxyError, policy::OnLowConfidence, telemetry::spans};
 
 use super::{
     super::{
+        confidence,
         job::{Completed, Job, answer_text},
         plan::Route,
     },
     retry_loop,
 };
+
+impl Job {
+    /// `completed` with its confidence, when the policy asks for it.
+    pub(crate) fn scored(&self, mut completed: Completed) -> Completed {
+        if self.ctx.probs.policy.is_some() {
+            let tokens = confidence::tokens_of(&completed.response);
+            completed.confidence = confidence::score(
+                &self.expect,
+                &tokens,
+                &completed.response,
+                &completed.interp,
+            );
+        }
+        completed
+    }
+}
 
 /// `completed`, or the answer asked for once more when the model was
 /// unsure of it and the policy says to retry.

@@ -39,7 +39,6 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use super::{
@@ -50,7 +49,7 @@ use super::{
             Answered, Chain, Completed, Expect, Job, Reason, Seed, Tried, answer_text,
             chain::FAILED,
         },
-        output::{Item, Report},
+        output::Report,
     },
     retry_loop, screen_calls,
 };
@@ -78,20 +77,6 @@ impl Job {
             None => self.scored(completed),
         };
         super::doubt::after_scored(self, completed).await
-    }
-
-    /// `completed` with its confidence, when the policy asks for it.
-    pub(crate) fn scored(&self, mut completed: Completed) -> Completed {
-        if self.ctx.probs.policy.is_some() {
-            let tokens = confidence::tokens_of(&completed.response);
-            completed.confidence = confidence::score(
-                &self.expect,
-                &tokens,
-                &completed.response,
-                &completed.interp,
-            );
-        }
-        completed
     }
 
     /// `outcome` of this job, or, when the chain says so, of its next
@@ -207,55 +192,6 @@ impl Job {
                 .is_some_and(|c| c.takes_invalid(self.position))
     }
 
-    /// A streamed answer (`text` so far) failed before anything of it was
-    /// sent: the whole-answer path answers (see [`Job::stream_complete`]),
-    /// with its retries. With none allowed (a fallback model would
-    /// answer), the streamed answer, read to its end (`last`: its done
-    /// chunk if it came), is this model's one attempt before the
-    /// fallback models.
-    pub(crate) async fn stream_whole(
-        &self,
-        tx: &mpsc::Sender<Item>,
-        sent_thinking: bool,
-        text: String,
-        lines: &mut Lines,
-        last: Option<Value>,
-    ) -> Result<(), ProxyError> {
-        if self.validate.max_retries > 0 || tx.is_closed() {
-            return self
-                .stream_complete(self.route, tx, sent_thinking, None)
-                .await;
-        }
-        let completed = self.read_to_end(text, lines, last).await?;
-        let outcome = screen_calls::after_complete(self, completed).await;
-        let whole = self.conclude(outcome).await?;
-        self.send_whole(self.route, tx, sent_thinking, whole).await
-    }
-
-    /// A streamed answer the model was unsure of (a call below the
-    /// threshold) before anything of it was sent: read to its end and
-    /// scored, it is this model's attempt, asked again
-    /// (`on_low_confidence: retry`) or passed to the fallback models as
-    /// the policy says, and the answer goes out whole.
-    pub(crate) async fn stream_unsure(
-        &self,
-        tx: &mpsc::Sender<Item>,
-        sent_thinking: bool,
-        (text, lines, last): (String, &mut Lines, Option<Value>),
-    ) -> Result<(), ProxyError> {
-        let completed = self.read_to_end(text, lines, last).await?;
-        let mut completed = self.scored(completed);
-        if completed.confidence.is_none() {
-            // The stream's own tokens, when the done chunk carried none.
-            let tokens = lines.tokens();
-            let calls = &completed.interp.calls;
-            completed.confidence = confidence::score_stream(&self.expect, tokens, calls);
-        }
-        let outcome = super::doubt::after_scored(self, completed).await;
-        let whole = self.conclude(outcome).await?;
-        self.send_whole(self.route, tx, sent_thinking, whole).await
-    }
-
     /// Whether a streamed call this unsure (`min`) is acted on before it
     /// goes out: a fallback on low confidence, or a retry, is configured.
     pub(crate) fn acts_on_unsure_call(&self, min: f64) -> bool {
@@ -270,7 +206,7 @@ impl Job {
 
     /// The rest of a stream read (`text` so far, `last`: its done chunk
     /// if it came), taken as one attempt.
-    async fn read_to_end(
+    pub(crate) async fn read_to_end(
         &self,
         mut text: String,
         lines: &mut Lines,
