@@ -8,7 +8,7 @@
 
 use std::{convert::Infallible, time::Duration};
 
-use augur::{client::ClientInfo, upstream::Upstream};
+use augur::{ClientInfo, Upstream};
 use axum::body::Body;
 use hyper::{body::Incoming, server::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             .await
                         {
                             Ok(response) => response,
-                            Err(e) => e.into_response_for(augur::error::Flavor::Ollama),
+                            Err(e) => e.into_response_for(augur::Flavor::Ollama),
                         };
                         Ok::<_, Infallible>(response)
                     }

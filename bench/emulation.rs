@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-use augur::{tools, validate::Validators};
+use augur::inputs::{self as tools, Validators};
 use serde_json::{Value, json};
 
 fn tool(i: usize) -> Value {
@@ -58,7 +58,7 @@ fn main() {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let set = tools::ToolSet::from_request_cached(&declared, augur::schema::FormatForms::Exact)
+        let set = tools::ToolSet::from_request_cached(&declared, augur::inputs::FormatForms::Exact)
             .expect("tools");
         let choice = tools::ToolChoice::from_request(None, &set).expect("choice");
         let format = tools::build_format(&set, &choice, true, None);
@@ -173,7 +173,7 @@ fn main() {
         percentiles(samples)
     };
     let skimmed = time(&|| {
-        let _ = std::hint::black_box(augur::ingress::names::read(&request, &["model"]));
+        let _ = std::hint::black_box(augur::inputs::read_names(&request, &["model"]));
     });
     let parsed = time(&|| {
         std::hint::black_box(serde_json::from_slice::<Value>(&request).unwrap());

@@ -76,7 +76,7 @@ impl Ending {
 
 /// How the response body left augur.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyEnd {
+pub(crate) enum BodyEnd {
     /// Its last byte was handed to the connection.
     Whole,
     /// It ended in an error: the connection was aborted, the client saw
@@ -93,7 +93,7 @@ pub enum BodyEnd {
 /// An upstream that failed is told even when the client left after it (it
 /// is why the answer was incomplete); otherwise a client that left is;
 /// then what was reported; then the status decides (below 400: complete).
-pub fn decide(reported: Option<Ending>, body: BodyEnd, status: u16) -> Ending {
+pub(crate) fn decide(reported: Option<Ending>, body: BodyEnd, status: u16) -> Ending {
     match (reported, body) {
         (Some(e @ (Ending::UpstreamCut | Ending::TimedOut)), _) => e,
         (_, BodyEnd::Dropped) => Ending::ClientLeft,

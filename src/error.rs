@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::json;
 
-pub use crate::ending::Ending;
-pub use crate::wire::upstream_error::UpstreamKind;
+pub(crate) use crate::ending::Ending;
+pub(crate) use crate::wire::upstream_error::UpstreamKind;
 
 /// Which error body shape a route speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -38,7 +38,7 @@ impl Flavor {
 }
 
 /// Anthropic's error type for a status, as Ollama's Anthropic layer maps it.
-pub fn anthropic_error_type(status: StatusCode) -> &'static str {
+pub(crate) fn anthropic_error_type(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 => "invalid_request_error",
         401 => "authentication_error",
@@ -244,7 +244,7 @@ impl IntoResponse for ProxyError {
 
 /// `response` in `flavor`'s error shape when it is a handler's error
 /// ([`ProxyError`]'s `into_response`); any other response unchanged.
-pub fn shaped(response: Response, flavor: Flavor) -> Response {
+pub(crate) fn shaped(response: Response, flavor: Flavor) -> Response {
     let Some(unshaped) = response.extensions().get::<Unshaped>().cloned() else {
         return response;
     };
@@ -264,7 +264,7 @@ pub fn shaped(response: Response, flavor: Flavor) -> Response {
 }
 
 /// The JSON error body for `message` in `flavor`.
-pub fn error_body(status: StatusCode, message: &str, flavor: Flavor) -> String {
+pub(crate) fn error_body(status: StatusCode, message: &str, flavor: Flavor) -> String {
     let value = match flavor {
         Flavor::Ollama => json!({ "error": message }),
         Flavor::OpenAi => {
@@ -285,7 +285,7 @@ pub fn error_body(status: StatusCode, message: &str, flavor: Flavor) -> String {
 }
 
 /// An error response: status, JSON body in the route's shape.
-pub fn error_response(status: StatusCode, message: &str, flavor: Flavor) -> Response {
+pub(crate) fn error_response(status: StatusCode, message: &str, flavor: Flavor) -> Response {
     let body = error_body(status, message, flavor);
     let mut response = (status, body).into_response();
     let content_type = match flavor {
@@ -299,7 +299,7 @@ pub fn error_response(status: StatusCode, message: &str, flavor: Flavor) -> Resp
 }
 
 /// `{"error": "..."}\n`: how an NDJSON stream reports a failure mid-way.
-pub fn error_line(message: &str) -> bytes::Bytes {
+pub(crate) fn error_line(message: &str) -> bytes::Bytes {
     let mut line = crate::wire::to_go_json(&json!({ "error": message }));
     line.push('\n');
     bytes::Bytes::from(line)

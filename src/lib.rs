@@ -28,27 +28,65 @@
 //! no handler can skip them. Routes that need none of stages 4-8 are
 //! forwarded byte for byte by [`surface::passthrough`].
 
-pub mod admin;
 pub mod app;
-pub mod client;
-pub(crate) mod confidence;
 pub mod config;
-pub mod ending;
-pub mod error;
-pub(crate) mod format;
-pub mod guard;
-pub mod ingress;
-pub(crate) mod limits;
-pub mod pipeline;
 pub mod policy;
+
+pub(crate) mod admin;
+pub(crate) mod client;
+pub(crate) mod confidence;
+pub(crate) mod ending;
+pub(crate) mod error;
+pub(crate) mod format;
+pub(crate) mod guard;
+pub(crate) mod ingress;
+pub(crate) mod limits;
+pub(crate) mod pipeline;
 pub(crate) mod reload;
-pub mod schema;
-pub mod shutdown;
+pub(crate) mod schema;
+pub(crate) mod shutdown;
 pub(crate) mod state;
-pub mod surface;
-pub mod telemetry;
-pub mod tls;
-pub mod tools;
-pub mod upstream;
-pub mod validate;
-pub mod wire;
+pub(crate) mod surface;
+pub(crate) mod telemetry;
+pub(crate) mod tls;
+pub(crate) mod tools;
+pub(crate) mod upstream;
+pub(crate) mod validate;
+pub(crate) mod wire;
+
+// The facade: the process ([`app`]), its configuration ([`config`]) and
+// policies ([`policy`]), and what the binary, the integration tests, the
+// benchmarks and the fuzz targets reach besides. Everything else is the
+// crate's own.
+pub use admin::router as admin_router;
+pub use client::ClientInfo;
+pub use error::{Flavor, ProxyError};
+pub use ingress::{Admitted, Class, IngressLayer};
+pub use pipeline::output::Output;
+pub use telemetry::{
+    events::CAPACITY as EVENTS_CAPACITY, install_metrics, log::layer as log_layer, otel,
+};
+pub use tls::ServerTls;
+pub use upstream::Upstream;
+pub use validate::set_cache_budget;
+pub use wire::redact::without_userinfo;
+
+/// What augur reads from untrusted input, each parser and transform as the
+/// fuzz targets and benchmarks drive it.
+pub mod inputs {
+    pub use crate::guard::{Reach, classify_ip, classify_url};
+    pub use crate::ingress::{multipart::parse as parse_multipart, names::read as read_names};
+    pub use crate::pipeline::splitter::LineSplitter;
+    pub use crate::schema::{FormatForms, budget, degrade, sanitize};
+    pub use crate::tools::{
+        ModelOutput, StreamExtractor, ToolChoice, ToolSet, build_format, instruction,
+        ollama_tool_calls, parse_output, repair_calls, rewrite_messages,
+        text::{TextEvent, TextStream, extract},
+        validate_calls,
+    };
+    pub use crate::validate::{MAX_VIOLATIONS, Validators, coerce_to_schema, compile};
+    pub use crate::wire::{
+        normalize_model_name,
+        path::{canonical, is_canonical},
+    };
+}

@@ -7,7 +7,7 @@ use clap::Parser;
 use augur::{
     app::{self, Tls},
     config::{Cli, Config},
-    telemetry::otel::TraceError,
+    otel::TraceError,
 };
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         }
     };
     // Before any schema is compiled (policies name schemas too).
-    augur::validate::set_cache_budget(config.schema_cache_bytes);
+    augur::set_cache_budget(config.schema_cache_bytes);
     // The certificate files are checked by --check-config too.
     let tls = match Tls::load(&config) {
         Ok(tls) => tls,
@@ -97,20 +97,20 @@ fn init_tracing(config: &Config) -> Result<Option<SdkTracerProvider>, TraceError
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log_level));
     // Trace spans are for the exporter, not the log.
-    let filter = match format!("{}=off", augur::telemetry::otel::TARGET).parse() {
+    let filter = match format!("{}=off", augur::otel::TARGET).parse() {
         Ok(off) => filter.add_directive(off),
         Err(_) => filter,
     };
-    let fmt = augur::telemetry::log::layer(config.log_format, filter);
+    let fmt = augur::log_layer(config.log_format, filter);
     let provider = config
         .traces
         .as_ref()
-        .map(augur::telemetry::otel::otlp_provider)
+        .map(augur::otel::otlp_provider)
         .transpose()?;
-    let traces = provider.as_ref().map(augur::telemetry::otel::layer);
+    let traces = provider.as_ref().map(augur::otel::layer);
     tracing_subscriber::registry().with(fmt).with(traces).init();
     if let Some(t) = &config.traces {
-        let endpoint = augur::wire::redact::without_userinfo(&t.endpoint);
+        let endpoint = augur::without_userinfo(&t.endpoint);
         tracing::info!(%endpoint, queue = t.queue_size, "exporting traces");
     }
     Ok(provider)

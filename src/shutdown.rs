@@ -9,13 +9,13 @@ static DRAINING: AtomicBool = AtomicBool::new(false);
 
 /// Whether this process took SIGTERM or SIGINT: `/-/ready` answers 503
 /// from then on, while the admin listener keeps serving through the drain.
-pub fn draining() -> bool {
+pub(crate) fn draining() -> bool {
     DRAINING.load(Ordering::SeqCst)
 }
 
 /// A channel that turns true on the first SIGTERM or SIGINT, after
 /// [`draining`] does: readiness turns false before any listener stops.
-pub fn on_signal() -> watch::Receiver<bool> {
+pub(crate) fn on_signal() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
         wait_for_signal().await;

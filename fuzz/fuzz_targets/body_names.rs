@@ -7,7 +7,7 @@ use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
     let fields: &'static [&'static str] = &["model", "name", "from"];
-    let Ok(names) = augur::ingress::names::read(data, fields) else {
+    let Ok(names) = augur::inputs::read_names(data, fields) else {
         return;
     };
     if let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(data) {

@@ -2,7 +2,7 @@
 //! spelling lands on one name.
 #![no_main]
 
-use augur::wire::normalize_model_name;
+use augur::inputs::normalize_model_name;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

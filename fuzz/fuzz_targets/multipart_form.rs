@@ -2,7 +2,7 @@
 //! re-encoding unchanged.
 #![no_main]
 
-use augur::ingress::multipart::parse;
+use augur::inputs::parse_multipart as parse;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! chunked, no line is longer than the limit, and nothing panics.
 #![no_main]
 
-use augur::pipeline::splitter::LineSplitter;
+use augur::inputs::LineSplitter;
 use libfuzzer_sys::fuzz_target;
 
 fn lines(chunks: &[&[u8]], max: usize) -> Vec<Result<Vec<u8>, ()>> {

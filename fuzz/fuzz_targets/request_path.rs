@@ -2,7 +2,7 @@
 //! is idempotent.
 #![no_main]
 
-use augur::wire::path::{canonical, is_canonical};
+use augur::inputs::{canonical, is_canonical};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

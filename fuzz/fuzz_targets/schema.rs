@@ -4,10 +4,8 @@
 //! `-timeout` turns a slow input into a failure).
 #![no_main]
 
-use augur::{
-    schema::{self, budget},
-    validate,
-};
+use augur::inputs::{self as schema, budget};
+use augur::inputs as validate;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 

@@ -8,7 +8,7 @@
 
 use std::net::IpAddr;
 
-use augur::guard::{Reach, classify_ip, classify_url};
+use augur::inputs::{Reach, classify_ip, classify_url};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

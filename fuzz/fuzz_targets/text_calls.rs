@@ -3,10 +3,7 @@
 //! and only ever yields calls to the declared tools.
 #![no_main]
 
-use augur::tools::{
-    ToolSet,
-    text::{TextEvent, TextStream, extract},
-};
+use augur::inputs::{TextEvent, TextStream, ToolSet, extract};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 

@@ -47,7 +47,7 @@ impl Arguments {
 
 /// `arguments` of a call (its `arguments` field, if any) as the client
 /// will read them.
-pub fn read(arguments: Option<&Value>) -> Arguments {
+pub(crate) fn read(arguments: Option<&Value>) -> Arguments {
     let Some(Value::String(text)) = arguments else {
         return Arguments::Read(arguments.cloned().unwrap_or(Value::Null));
     };

@@ -18,8 +18,7 @@ pub(crate) mod rules;
 pub(crate) mod ssrf;
 pub(crate) mod values;
 
-pub use arguments::{Arguments, read as read_arguments};
-pub use check::{Finding, Verdict};
-pub use rules::{Action, Guard, RawGuard, Risk, compile};
-pub use ssrf::{Inside, Reach, classify_host, classify_ip, classify_url, resolve};
-pub use values::{AMBIGUOUS_URL, UNREADABLE_ARGUMENTS};
+pub(crate) use arguments::read as read_arguments;
+pub(crate) use check::Verdict;
+pub(crate) use rules::{Action, Guard, RawGuard, Risk, compile};
+pub use ssrf::{Reach, classify_ip, classify_url};

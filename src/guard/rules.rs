@@ -138,7 +138,7 @@ pub(super) struct UrlRule {
 /// `tools.guard` as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawGuard {
+pub(crate) struct RawGuard {
     pub allow: Option<Vec<String>>,
     pub deny: Option<Vec<String>>,
     pub risk: Option<std::collections::BTreeMap<String, String>>,
@@ -148,7 +148,7 @@ pub struct RawGuard {
 /// One rule as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawRule {
+pub(crate) struct RawRule {
     pub id: Option<String>,
     pub tool: Option<String>,
     pub pointer: String,
@@ -166,7 +166,7 @@ pub struct RawRule {
 /// `url:` as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawUrl {
+pub(crate) struct RawUrl {
     pub schemes: Option<Vec<String>>,
     pub hosts: Option<Vec<String>>,
     pub block_private: Option<bool>,
@@ -210,7 +210,7 @@ fn pointer(text: &str) -> Result<Vec<String>, String> {
 
 /// Compile `tools.guard`; the error says what is wrong, for the policy
 /// error naming the file and key.
-pub fn compile(raw: &RawGuard) -> Result<Guard, String> {
+pub(crate) fn compile(raw: &RawGuard) -> Result<Guard, String> {
     let rules = raw.rules.as_deref().unwrap_or_default();
     if rules.len() > MAX_RULES {
         return Err(format!("rules: more than {MAX_RULES}"));

@@ -111,15 +111,6 @@ pub fn classify_url(text: &str) -> Reach {
     }
 }
 
-/// Where a bare host argument goes (`example.com`, `10.0.0.1`, `[::1]`,
-/// with or without a port), read as a URL's host would be.
-pub fn classify_host(text: &str) -> Reach {
-    if text.contains(['/', '?', '#', '@']) {
-        return Reach::Inside(Inside::Ambiguous);
-    }
-    classify_url(&format!("http://{text}/"))
-}
-
 /// A name after WHATWG's host parsing (lower-case, IDNA-mapped).
 fn classify_name(name: &str) -> Reach {
     let name = name.trim_end_matches('.');
@@ -167,7 +158,7 @@ pub(crate) const MAX_ADDRESSES: usize = 64;
 /// time. The client resolves the name again when it fetches the URL, and
 /// DNS may answer otherwise then (rebinding): resolution narrows what a
 /// name can reach, it does not pin it.
-pub async fn resolve(name: &str, timeout: std::time::Duration) -> Reach {
+pub(crate) async fn resolve(name: &str, timeout: std::time::Duration) -> Reach {
     let lookup = tokio::net::lookup_host((name, 0));
     let Ok(Ok(addresses)) = tokio::time::timeout(timeout, lookup).await else {
         return Reach::Inside(Inside::Unresolved);

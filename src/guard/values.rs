@@ -14,9 +14,9 @@ use super::{
 pub(crate) const MAX_MATCHES: usize = 1024;
 
 /// The rule of a URL its readers disagree on.
-pub const AMBIGUOUS_URL: &str = "ambiguous_url";
+pub(crate) const AMBIGUOUS_URL: &str = "ambiguous_url";
 /// The rule of arguments the guard cannot read within its bounds.
-pub const UNREADABLE_ARGUMENTS: &str = "unreadable_arguments";
+pub(crate) const UNREADABLE_ARGUMENTS: &str = "unreadable_arguments";
 
 /// What is wrong with a call's values under one rule.
 #[derive(Debug, PartialEq)]

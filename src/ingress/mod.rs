@@ -25,8 +25,8 @@ mod admitted;
 mod affinity;
 pub(crate) mod head;
 mod hold;
-pub mod multipart;
-pub mod names;
+pub(crate) mod multipart;
+pub(crate) mod names;
 mod read;
 pub(crate) mod routes;
 
@@ -58,9 +58,11 @@ use crate::{
     wire::path,
 };
 
-pub use admitted::{Admitted, Facts, Model};
-pub use read::BodyLimit;
-pub use routes::{Class, RouteSpec};
+pub use admitted::Admitted;
+pub(crate) use admitted::{Facts, Model};
+pub(crate) use read::BodyLimit;
+pub use routes::Class;
+pub(crate) use routes::RouteSpec;
 
 /// Wraps the routes in [`Ingress`].
 #[derive(Clone)]

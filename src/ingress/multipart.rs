@@ -99,7 +99,7 @@ fn escape(s: &str) -> String {
 }
 
 /// The boundary of a `multipart/form-data` content type.
-pub fn boundary(content_type: &str) -> Result<String, FormError> {
+pub(crate) fn boundary(content_type: &str) -> Result<String, FormError> {
     let mut parts = content_type.split(';');
     let media = parts.next().unwrap_or_default().trim();
     if !media.eq_ignore_ascii_case("multipart/form-data") {

@@ -76,11 +76,11 @@ pub(super) async fn whole(
 /// Set when a streamed request body went over the body limit; in the
 /// request's extensions, so that a failed forward can answer 413.
 #[derive(Debug, Clone, Default)]
-pub struct BodyLimit(Arc<AtomicBool>);
+pub(crate) struct BodyLimit(Arc<AtomicBool>);
 
 impl BodyLimit {
     /// Whether the body was cut at the limit.
-    pub fn exceeded(&self) -> bool {
+    pub(crate) fn exceeded(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
 }

@@ -39,13 +39,13 @@ pub(crate) mod deliver;
 pub(crate) mod job;
 pub(crate) mod native;
 pub(crate) mod offload;
-pub mod output;
+pub(crate) mod output;
 pub(crate) mod plan;
 pub(crate) mod prepare;
 pub(crate) mod probs;
 pub(crate) mod retry;
 pub(crate) mod screen;
-pub mod splitter;
+pub(crate) mod splitter;
 pub(crate) mod tool_guard;
 
 use std::sync::Arc;
@@ -70,7 +70,7 @@ use plan::Route;
 use probs::Probs;
 
 /// What a surface asks of the pipeline.
-pub struct Exchange {
+pub(crate) struct Exchange {
     /// The upstream route the body is for.
     pub route: Route,
     /// An Ollama `/api/chat` or `/api/generate` request body.
@@ -92,7 +92,7 @@ pub struct Exchange {
 
 impl Exchange {
     /// An exchange of `body` for `route`, nothing else asked.
-    pub fn new(route: Route, body: Map<String, Value>, stream_default: bool) -> Self {
+    pub(crate) fn new(route: Route, body: Map<String, Value>, stream_default: bool) -> Self {
         Self {
             route,
             body,
@@ -105,7 +105,7 @@ impl Exchange {
 }
 
 /// Who and what an exchange runs for, as admission established it.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub state: &'a AppState,
     /// The client request's head: its headers go upstream with augur's own
     /// calls; its extensions hold the client's address and timing.
@@ -132,7 +132,7 @@ pub struct Context<'a> {
 }
 
 /// What the pipeline made of an exchange.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Nothing to change: forward the client's request (as the surface
     /// amended it, if it did).
     Forward,
@@ -144,7 +144,7 @@ pub enum Outcome {
 }
 
 /// Run stages 4-9 for `exchange`.
-pub async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyError> {
+pub(crate) async fn run(cx: Context<'_>, exchange: Exchange) -> Result<Outcome, ProxyError> {
     run_once(cx, exchange, true).await
 }
 

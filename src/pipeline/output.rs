@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use crate::error::ProxyError;
 
 /// A chunk or the error that ends a stream.
-pub type Item = Result<Value, ProxyError>;
+pub(crate) type Item = Result<Value, ProxyError>;
 
 /// What a transformed request produced.
 pub enum Output {
@@ -38,7 +38,7 @@ const CHANNEL: usize = 32;
 /// `X-Augur-Confidence` (with `X-Augur-Confidence-Calls`) when the policy
 /// asks how sure the model was.
 #[derive(Debug, Default, Clone)]
-pub struct Report {
+pub(crate) struct Report {
     pub repaired: Vec<String>,
     pub attempts: u32,
     pub invalid: bool,
@@ -58,7 +58,7 @@ pub struct Report {
 
 impl Report {
     /// The `X-Augur-*` headers for this report.
-    pub fn headers(&self) -> HeaderMap {
+    pub(crate) fn headers(&self) -> HeaderMap {
         let mut h = HeaderMap::new();
         if !self.repaired.is_empty() {
             let mut seen: Vec<&str> = Vec::new();
@@ -113,13 +113,13 @@ impl Report {
 }
 
 /// Send `item` unless the client has gone; false = stop producing.
-pub async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
+pub(crate) async fn send(tx: &mpsc::Sender<Item>, item: Item) -> bool {
     tx.send(item).await.is_ok()
 }
 
 /// A stream answer with `headers`, whose chunks `producer` sends (see
 /// [`spawn_producer`]).
-pub fn stream<P, F>(headers: HeaderMap, producer: P) -> Output
+pub(crate) fn stream<P, F>(headers: HeaderMap, producer: P) -> Output
 where
     P: FnOnce(mpsc::Sender<Item>) -> F,
     F: Future<Output = ()> + Send + 'static,
@@ -130,7 +130,7 @@ where
 }
 
 /// A [`stream`] whose producer may fail: its error is the last item.
-pub fn stream_fallible<P, F>(headers: HeaderMap, producer: P) -> Output
+pub(crate) fn stream_fallible<P, F>(headers: HeaderMap, producer: P) -> Output
 where
     P: FnOnce(mpsc::Sender<Item>) -> F,
     F: Future<Output = Result<(), ProxyError>> + Send + 'static,

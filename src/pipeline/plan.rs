@@ -18,14 +18,14 @@ use crate::upstream::capabilities::Capabilities;
 
 /// Which native route a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     Chat,
     Generate,
 }
 
 impl Route {
     /// The upstream path.
-    pub fn path(self) -> &'static str {
+    pub(crate) fn path(self) -> &'static str {
         match self {
             Route::Chat => "/api/chat",
             Route::Generate => "/api/generate",

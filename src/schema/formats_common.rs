@@ -85,7 +85,7 @@ mod tests {
     use serde_json::json;
 
     use super::pattern_for;
-    use crate::schema::to_grammar_pattern;
+    use crate::schema::pattern::to_grammar_pattern;
 
     /// Strings each pattern admits.
     const ADMITTED: &[(&str, &[&str])] = &[

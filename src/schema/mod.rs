@@ -31,7 +31,7 @@ mod tests;
 
 pub use degrade::degrade;
 pub use formats::FormatForms;
-pub use pattern::to_grammar_pattern;
-pub use sanitize::{MAX_VISITS, Sanitized, SchemaError, sanitize, sanitize_with, sanitize_within};
-pub use types::{PRIMITIVES, TypeName, any_value, map_type_name, with_type_names_mapped};
-pub use unknown::find_unknown_type;
+pub use sanitize::sanitize;
+pub(crate) use sanitize::{MAX_VISITS, sanitize_with};
+pub(crate) use types::{TypeName, map_type_name, with_type_names_mapped};
+pub(crate) use unknown::find_unknown_type;

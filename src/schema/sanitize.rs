@@ -20,7 +20,7 @@ pub struct Sanitized {
 /// Sub-schemas [`sanitize`] rewrites at most; past that, the rest of the
 /// schema becomes "any value" for the grammar (validation still applies
 /// the whole original schema). Bounds its time and its output.
-pub const MAX_VISITS: usize = 20_000;
+pub(crate) const MAX_VISITS: usize = 20_000;
 
 /// Why a schema cannot be made usable at all.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -37,12 +37,12 @@ pub fn sanitize(schema: &Value) -> Result<Sanitized, SchemaError> {
 
 /// [`sanitize`] rewriting at most `max_visits` sub-schemas (for a set of
 /// schemas sharing one budget).
-pub fn sanitize_within(schema: &Value, max_visits: usize) -> Result<Sanitized, SchemaError> {
+pub(crate) fn sanitize_within(schema: &Value, max_visits: usize) -> Result<Sanitized, SchemaError> {
     sanitize_with(schema, max_visits, FormatForms::Exact)
 }
 
 /// [`sanitize_within`] with the string formats narrowed to `forms`.
-pub fn sanitize_with(
+pub(crate) fn sanitize_with(
     schema: &Value,
     max_visits: usize,
     forms: FormatForms,

@@ -3,7 +3,12 @@
 
 use serde_json::{Value, json};
 
-use super::{FormatForms, MAX_VISITS, PRIMITIVES, degrade, sanitize, sanitize_with};
+use super::{FormatForms, MAX_VISITS, degrade, sanitize, sanitize_with};
+
+/// The seven JSON Schema primitive types.
+const PRIMITIVES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "null", "array", "object",
+];
 
 fn fixtures() -> Vec<Value> {
     let path = concat!(
@@ -259,7 +264,7 @@ fn degrade_drops_constraints_then_structure() {
         step2["properties"]["b"]["properties"]["c"],
         json!({"type": "object"})
     );
-    assert_eq!(step2["properties"]["e"], super::any_value());
+    assert_eq!(step2["properties"]["e"], super::types::any_value());
     assert_eq!(degrade(&step2), None);
     assert_eq!(degrade(&json!({"type": "object"})), None);
 }
@@ -271,7 +276,7 @@ fn roots_that_are_not_schemas_fail() {
     }
     assert_eq!(
         sanitize(&json!(true)).map(|s| s.schema),
-        Ok(super::any_value())
+        Ok(super::types::any_value())
     );
 }
 
@@ -329,13 +334,13 @@ fn the_rewrite_is_bounded_by_its_visit_cap() {
         assert!(out.visits <= super::MAX_VISITS);
         // About 100 bytes per sub-schema rewritten at most.
         assert!(out.schema.to_string().len() < 150 * super::MAX_VISITS);
-        let small = super::sanitize_within(&s, 1000).expect("sanitize");
+        let small = super::sanitize::sanitize_within(&s, 1000).expect("sanitize");
         assert!(small.visits <= 1000);
         assert!(small.schema.to_string().len() < 150_000);
         assert!(checked(&small.schema).is_empty());
     }
     let recursive = amplifying().pop().expect("schema");
-    let cut = super::sanitize_within(&recursive, 1000).expect("sanitize");
+    let cut = super::sanitize::sanitize_within(&recursive, 1000).expect("sanitize");
     assert!(
         cut.changes
             .iter()

@@ -4,14 +4,9 @@
 
 use serde_json::{Map, Value, json};
 
-/// The seven JSON Schema primitive types.
-pub const PRIMITIVES: [&str; 7] = [
-    "string", "number", "integer", "boolean", "null", "array", "object",
-];
-
 /// What a client-supplied type name means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TypeName {
+pub(crate) enum TypeName {
     /// One of [`PRIMITIVES`].
     Known(&'static str),
     /// Any value (`any`, `unknown`, `mixed`, empty string).
@@ -21,7 +16,7 @@ pub enum TypeName {
 }
 
 /// Map a type name (case- and space-insensitive) to a primitive.
-pub fn map_type_name(raw: &str) -> TypeName {
+pub(crate) fn map_type_name(raw: &str) -> TypeName {
     let name = raw.trim().to_ascii_lowercase();
     let known = match name.as_str() {
         "string" | "str" | "text" | "char" | "varchar" => "string",
@@ -41,7 +36,7 @@ pub fn map_type_name(raw: &str) -> TypeName {
 
 /// The permissive "any JSON value" schema. Older converters reject
 /// keyword-less schemas and all of them reject `true`, so it is spelled out.
-pub fn any_value() -> Value {
+pub(crate) fn any_value() -> Value {
     json!({"anyOf": [
         {"type": "string"},
         {"type": "number"},
@@ -166,7 +161,7 @@ pub(super) fn common_type(values: &[Value]) -> Option<&'static str> {
 /// the JSON Schema type (`"int"` → `"integer"`; an "any" name drops the
 /// keyword), so a validator accepts it; `None` when nothing needed mapping.
 /// Data keywords (`enum`, `const`, `default`, `examples`) are left alone.
-pub fn with_type_names_mapped(schema: &Value) -> Option<Value> {
+pub(crate) fn with_type_names_mapped(schema: &Value) -> Option<Value> {
     let mut out = schema.clone();
     let mut changed = false;
     let mut stack: Vec<&mut Value> = vec![&mut out];

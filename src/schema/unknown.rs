@@ -10,7 +10,7 @@ use super::types::{TypeName, map_type_name};
 /// as (JSON pointer of the schema node, type name). `None` when every type
 /// is known or mappable (see [`map_type_name`]). Linear in the schema's
 /// size: the pointer is only spelled out for the node found.
-pub fn find_unknown_type(schema: &Value) -> Option<(String, String)> {
+pub(crate) fn find_unknown_type(schema: &Value) -> Option<(String, String)> {
     enum Seg<'a> {
         Key(&'a str),
         Index(usize),

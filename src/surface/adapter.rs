@@ -19,7 +19,7 @@ use crate::{
 /// A generation surface: how its request becomes the pipeline's
 /// [`Exchange`] and how the pipeline's output goes back in its own wire
 /// shape. [`serve`] does the rest, the same for every surface.
-pub trait Adapter: Sync {
+pub(crate) trait Adapter: Sync {
     /// What rendering needs to know of the request (the model as the
     /// client named it, ids, stream options).
     type Meta: Send;
@@ -29,9 +29,9 @@ pub trait Adapter: Sync {
     /// client's bytes go upstream rather than the body re-encoded.
     const OWN_BODY: bool = false;
 
-    /// Translate the admitted request's JSON object, or leave the request
-    /// to the upstream unchanged ([`Translation::Forward`]). Translation
-    /// only: what the model or upstream can do is the pipeline's to decide.
+    /// Translate the admitted request's JSON object. Translation only:
+    /// what the model or upstream can do is the pipeline's to decide (it
+    /// may still forward the client's own bytes).
     fn translate(&self, body: Map<String, Value>) -> Result<Translation<Self::Meta>, ProxyError>;
 
     /// The pipeline's output in the surface's own shape; a stream that
@@ -57,31 +57,29 @@ pub trait Adapter: Sync {
 /// A forwarded body amended only to have the upstream count tokens, and
 /// what puts the answer back as the client's own body would have had it
 /// (reporting the counts to the request's [`Usage`]).
-pub struct Metered {
+pub(crate) struct Metered {
     pub body: Bytes,
     pub answer: fn(Response, Arc<Usage>) -> Response,
 }
 
 /// A client's body as an adapter amended it, forwarded in place of the
 /// client's own bytes, and the headers its answer gets.
-pub struct Amended {
+pub(crate) struct Amended {
     pub body: Bytes,
     pub headers: HeaderMap,
 }
 
-/// What [`Adapter::translate`] made of a request.
-pub enum Translation<M> {
+/// What [`Adapter::translate`] made of a request: the exchange to run,
+/// and what rendering its output needs.
+pub(crate) enum Translation<M> {
     /// Run this exchange; render its output with this meta.
     Run(Exchange, M),
-    /// Forward the client's own bytes: the upstream does what the request
-    /// asks better than augur would.
-    Forward,
 }
 
 impl<M> Translation<M> {
     /// Run an Ollama `/api/chat` body translated from another surface
     /// (whose `stream` defaults to false).
-    pub fn chat(body: Map<String, Value>, meta: M) -> Self {
+    pub(crate) fn chat(body: Map<String, Value>, meta: M) -> Self {
         Self::Run(Exchange::new(Route::Chat, body, false), meta)
     }
 }

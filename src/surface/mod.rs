@@ -17,7 +17,7 @@
 
 mod adapter;
 pub(crate) mod advertise;
-pub mod anthropic;
+pub(crate) mod anthropic;
 pub(crate) mod dropped;
 pub(crate) mod frames;
 pub(crate) mod listing;
@@ -27,6 +27,3 @@ pub(crate) mod passthrough;
 mod render;
 pub(crate) mod responses;
 mod serve;
-
-pub use adapter::{Adapter, Amended, Metered, Translation};
-pub use serve::serve;

@@ -27,7 +27,7 @@ use super::passthrough;
 /// Answer an admitted request on `surface`: forward it unchanged when
 /// augur has nothing to change, else translate, run the pipeline and
 /// render; errors in the route's own error shape.
-pub async fn serve<A: Adapter>(
+pub(crate) async fn serve<A: Adapter>(
     surface: &A,
     state: AppState,
     admitted: Admitted,
@@ -50,9 +50,7 @@ async fn handle<A: Adapter>(
         return forward_as_sent(surface, &state, &admitted, parts, bytes).await;
     };
     let body = parse_object(&bytes)?;
-    let Translation::Run(mut exchange, meta) = surface.translate(body)? else {
-        return forward_as_sent(surface, &state, &admitted, parts, bytes).await;
-    };
+    let Translation::Run(mut exchange, meta) = surface.translate(body)?;
     if A::OWN_BODY {
         exchange.raw = Some(bytes.clone());
     }

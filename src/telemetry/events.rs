@@ -34,7 +34,7 @@ const MAX_DETAIL: usize = 160;
 
 /// What augur did to a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Repair,
     Retry,
     Fallback,
@@ -45,7 +45,7 @@ pub enum Kind {
 
 impl Kind {
     /// The name the snapshot uses.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Repair => "repair",
             Kind::Retry => "retry",
@@ -62,7 +62,7 @@ impl Kind {
 
 /// One recorded event.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub(crate) struct Event {
     pub at: SystemTime,
     pub request_id: String,
     pub principal: String,
@@ -73,7 +73,7 @@ pub struct Event {
 
 /// The kinds of event a response reports, each with its detail (at most
 /// one per kind); empty for most responses.
-pub fn classify(status: StatusCode, headers: &HeaderMap) -> Vec<(Kind, String)> {
+pub(crate) fn classify(status: StatusCode, headers: &HeaderMap) -> Vec<(Kind, String)> {
     let mut found = Vec::new();
     if let Some(refusal) = refusal(status) {
         found.push((Kind::Refusal, format!("{} {refusal}", status.as_u16())));
@@ -123,7 +123,7 @@ fn refusal(status: StatusCode) -> Option<&'static str> {
 
 /// The ring of recent events and the totals since start.
 #[derive(Debug, Default)]
-pub struct Events {
+pub(crate) struct Events {
     ring: Mutex<VecDeque<Event>>,
     requests: AtomicU64,
     by_kind: [AtomicU64; 5],
@@ -131,7 +131,7 @@ pub struct Events {
 }
 
 /// The events of this process (every worker records into it).
-pub fn global() -> &'static Events {
+pub(crate) fn global() -> &'static Events {
     static EVENTS: std::sync::OnceLock<Events> = std::sync::OnceLock::new();
     EVENTS.get_or_init(Events::default)
 }
@@ -146,13 +146,20 @@ fn cut(text: &str, max: usize) -> String {
 
 impl Events {
     /// A request ended, as `ending` says.
-    pub fn request_ended(&self, ending: Ending) {
+    pub(crate) fn request_ended(&self, ending: Ending) {
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.by_ending[ending.index()].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Record one event; the oldest goes once [`CAPACITY`] are kept.
-    pub fn record(&self, kind: Kind, request_id: &str, principal: &str, model: &str, detail: &str) {
+    pub(crate) fn record(
+        &self,
+        kind: Kind,
+        request_id: &str,
+        principal: &str,
+        model: &str,
+        detail: &str,
+    ) {
         self.by_kind[kind.index()].fetch_add(1, Ordering::Relaxed);
         let event = Event {
             at: SystemTime::now(),
@@ -170,14 +177,14 @@ impl Events {
     }
 
     /// The events kept, newest first.
-    pub fn recent(&self) -> Vec<Event> {
+    pub(crate) fn recent(&self) -> Vec<Event> {
         let ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
         ring.iter().rev().cloned().collect()
     }
 
     /// Requests ended since start, by how they ended, and events
     /// recorded per kind.
-    pub fn totals_json(&self) -> Value {
+    pub(crate) fn totals_json(&self) -> Value {
         let n = |k: Kind| self.by_kind[k.index()].load(Ordering::Relaxed);
         let endings: Map<String, Value> = Ending::ALL
             .iter()
@@ -198,7 +205,7 @@ impl Events {
     }
 
     /// The events kept, newest first, as the snapshot shows them.
-    pub fn recent_json(&self) -> Value {
+    pub(crate) fn recent_json(&self) -> Value {
         let events: Vec<Value> = self
             .recent()
             .into_iter()

@@ -30,7 +30,7 @@ use metrics::Histogram;
 use super::timing::Timing;
 
 /// Distinct model names kept as label values.
-pub const MAX_MODELS: usize = 64;
+pub(crate) const MAX_MODELS: usize = 64;
 
 /// The model label of `name` (normalized): itself while fewer than
 /// [`MAX_MODELS`] names have been seen, else `other`.
@@ -49,7 +49,7 @@ pub(crate) fn model_label(name: &str) -> Arc<str> {
     label
 }
 
-pub use super::operation::operation;
+pub(crate) use super::operation::operation;
 
 /// Token counts of one request, as the upstream reported them.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub struct Counts {
 /// The GenAI metrics of one model request, recorded once when its
 /// response ends (or its client leaves).
 #[derive(Debug)]
-pub struct Meter {
+pub(crate) struct Meter {
     started: Instant,
     operation: &'static str,
     model: Arc<str>,
@@ -74,7 +74,7 @@ pub struct Meter {
 
 /// How a metered response ended.
 #[derive(Debug, Clone, Copy)]
-pub struct Ending {
+pub(crate) struct Ending {
     /// A success status, and the body was sent whole.
     pub ok: bool,
     /// An NDJSON or SSE stream.
@@ -84,7 +84,7 @@ pub struct Ending {
 impl Meter {
     /// A meter for `operation` on `model` (normalized) by `principal`,
     /// started at `started`.
-    pub fn new(
+    pub(crate) fn new(
         started: Instant,
         operation: &'static str,
         model: &str,
@@ -102,7 +102,7 @@ impl Meter {
     }
 
     /// A body frame with data was handed on.
-    pub fn chunk(&mut self) {
+    pub(crate) fn chunk(&mut self) {
         if self.first_chunk.is_none() {
             self.first_chunk = Some(Instant::now());
         }
@@ -116,7 +116,7 @@ impl Meter {
     }
 
     /// Record the request: `counts` when the upstream reported any.
-    pub fn finish(self, counts: Option<Counts>, end: Ending) {
+    pub(crate) fn finish(self, counts: Option<Counts>, end: Ending) {
         let total = self.started.elapsed();
         let key = Key {
             operation: self.operation,

@@ -35,13 +35,13 @@ pub(super) type RouteLabel = fn(&str) -> &'static str;
 
 /// Wraps a service in [`Telemetry`].
 #[derive(Debug, Clone, Copy)]
-pub struct TelemetryLayer {
+pub(crate) struct TelemetryLayer {
     label: RouteLabel,
 }
 
 impl TelemetryLayer {
     /// Telemetry whose request metrics name routes by `label`.
-    pub fn new(label: RouteLabel) -> Self {
+    pub(crate) fn new(label: RouteLabel) -> Self {
         Self { label }
     }
 }

@@ -10,17 +10,17 @@
 //! ([`genai`]). With traces on it also opens the request's span
 //! ([`spans`], exported by [`otel`]). [`log`] is the log output itself.
 
-pub mod events;
-pub mod genai;
+pub(crate) mod events;
+pub(crate) mod genai;
 mod layer;
-pub mod log;
+pub(crate) mod log;
 mod operation;
 pub mod otel;
 mod recorder;
-pub mod spans;
+pub(crate) mod spans;
 mod timing;
 
-pub use layer::{Telemetry, TelemetryLayer};
+pub(crate) use layer::{Telemetry, TelemetryLayer};
 pub use recorder::install_metrics;
+pub(crate) use timing::Timing;
 pub(crate) use timing::rfc3339;
-pub use timing::{Labels, REQUEST_ID, Timing};

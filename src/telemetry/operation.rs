@@ -3,7 +3,7 @@
 
 /// The GenAI operation of a route's metric label (`None`: not a model
 /// call, no GenAI metrics).
-pub fn operation(route: &str) -> Option<&'static str> {
+pub(crate) fn operation(route: &str) -> Option<&'static str> {
     Some(match route {
         "/api/chat" | "/v1/chat/completions" | "/v1/messages" | "/v1/responses" => "chat",
         "/api/generate" | "/v1/completions" => "text_completion",

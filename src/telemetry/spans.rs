@@ -22,7 +22,12 @@ use super::{operation::operation, otel::TARGET};
 
 /// The span of one whole request (kind server), named `{method} {route}`
 /// until its model is known ([`name_for_model`]).
-pub fn request(method: &http::Method, route: &'static str, path: &str, request_id: &str) -> Span {
+pub(crate) fn request(
+    method: &http::Method,
+    route: &'static str,
+    path: &str,
+    request_id: &str,
+) -> Span {
     tracing::info_span!(
         target: TARGET,
         "request",
@@ -53,7 +58,7 @@ pub fn request(method: &http::Method, route: &'static str, path: &str, request_i
 }
 
 /// Name the request span `{operation} {model}` once its model is known.
-pub fn name_for_model(span: &Span, route: &str, model: &str) {
+pub(crate) fn name_for_model(span: &Span, route: &str, model: &str) {
     if span.is_disabled() {
         return;
     }
@@ -64,7 +69,7 @@ pub fn name_for_model(span: &Span, route: &str, model: &str) {
 }
 
 /// The end of a request: its status, an error status from 500 up.
-pub fn record_status(span: &Span, status: u16) {
+pub(crate) fn record_status(span: &Span, status: u16) {
     if span.is_disabled() {
         return;
     }
@@ -78,7 +83,7 @@ pub fn record_status(span: &Span, status: u16) {
 /// The end of a request: its status and how it ended (`augur.ending`,
 /// see [`crate::ending`]); an error status from 500 up, and for a
 /// success status whose body the upstream failed (cut, stalled).
-pub fn record_end(span: &Span, status: u16, ending: crate::ending::Ending) {
+pub(crate) fn record_end(span: &Span, status: u16, ending: crate::ending::Ending) {
     if span.is_disabled() {
         return;
     }
@@ -92,7 +97,7 @@ pub fn record_end(span: &Span, status: u16, ending: crate::ending::Ending) {
 
 /// Admission: the body received, the caller authenticated, scoped and
 /// admitted by its limits.
-pub fn admission() -> Span {
+pub(crate) fn admission() -> Span {
     tracing::info_span!(
         target: TARGET,
         "admission",
@@ -102,13 +107,18 @@ pub fn admission() -> Span {
 }
 
 /// Waiting in the fair queue of a concurrency pool (its policy glob).
-pub fn queue_wait(pool: &str) -> Span {
+pub(crate) fn queue_wait(pool: &str) -> Span {
     tracing::info_span!(target: TARGET, "queue wait", augur.pool = pool)
 }
 
 /// One request to an upstream (kind client): `{operation} {model}`, or
 /// `{method} {path}` for a request naming no model.
-pub fn upstream(upstream: &str, model: Option<&str>, method: &http::Method, path: &str) -> Span {
+pub(crate) fn upstream(
+    upstream: &str,
+    model: Option<&str>,
+    method: &http::Method,
+    path: &str,
+) -> Span {
     let span = tracing::info_span!(
         target: TARGET,
         "upstream",
@@ -136,7 +146,7 @@ pub fn upstream(upstream: &str, model: Option<&str>, method: &http::Method, path
 
 /// A step that failed (an upstream request before its answer, an
 /// admission refused, a fallback model passed over): an error status.
-pub fn record_error(span: &Span, error: &dyn std::fmt::Display) {
+pub(crate) fn record_error(span: &Span, error: &dyn std::fmt::Display) {
     if span.is_disabled() {
         return;
     }
@@ -164,7 +174,7 @@ macro_rules! attempt_span {
 }
 
 /// How a fallback model's turn ended (`augur.outcome`).
-pub fn record_fallback(span: &Span, outcome: &'static str) {
+pub(crate) fn record_fallback(span: &Span, outcome: &'static str) {
     if !span.is_disabled() {
         span.record("augur.outcome", outcome);
     }
@@ -172,7 +182,7 @@ pub fn record_fallback(span: &Span, outcome: &'static str) {
 
 /// One ask of the model in the validation loop: `attempt` the first
 /// time, `retry` after.
-pub fn attempt(number: u32, model: Option<&str>) -> Span {
+pub(crate) fn attempt(number: u32, model: Option<&str>) -> Span {
     let fields = |span: Span| {
         if !span.is_disabled() {
             span.record("augur.attempt", number);
@@ -190,12 +200,12 @@ pub fn attempt(number: u32, model: Option<&str>) -> Span {
 }
 
 /// The re-ask: an answer asked for in place of withheld calls.
-pub fn reask() -> Span {
+pub(crate) fn reask() -> Span {
     tracing::info_span!(target: TARGET, "reask")
 }
 
 /// A fallback model of the chain, asked for `reason`.
-pub fn fallback(model: &str, reason: &str) -> Span {
+pub(crate) fn fallback(model: &str, reason: &str) -> Span {
     tracing::info_span!(
         target: TARGET,
         "fallback",
@@ -208,7 +218,7 @@ pub fn fallback(model: &str, reason: &str) -> Span {
 }
 
 /// Why an attempt is made again (`augur.retry.cause`), if it is.
-pub fn record_cause(span: &Span, cause: Option<&'static str>) {
+pub(crate) fn record_cause(span: &Span, cause: Option<&'static str>) {
     if let Some(cause) = cause
         && !span.is_disabled()
     {
@@ -218,7 +228,7 @@ pub fn record_cause(span: &Span, cause: Option<&'static str>) {
 
 /// What one answer came to: the model that answered, its token counts,
 /// the repairs made to it and whether it is valid.
-pub fn record_answer(
+pub(crate) fn record_answer(
     span: &Span,
     model: &str,
     answer: &serde_json::Value,
@@ -250,7 +260,12 @@ fn record_usage(span: &Span, answer: &serde_json::Value) {
 /// The answer the client gets, on the request span: the model that gave
 /// it, its usage, attempts, repairs, validation outcome (`valid`,
 /// `repaired`, `invalid`) and the tools it calls (emulated calls).
-pub fn record_outcome(span: &Span, model: &str, answer: &serde_json::Value, outcome: &Outcome<'_>) {
+pub(crate) fn record_outcome(
+    span: &Span,
+    model: &str,
+    answer: &serde_json::Value,
+    outcome: &Outcome<'_>,
+) {
     if span.is_disabled() {
         return;
     }
@@ -267,14 +282,14 @@ pub fn record_outcome(span: &Span, model: &str, answer: &serde_json::Value, outc
 /// How sure the model was of the answer (its weakest token's
 /// probability), where the policy asks; `-1` when the upstream returned
 /// no probabilities.
-pub fn record_confidence(span: &Span, confidence: Option<f64>) {
+pub(crate) fn record_confidence(span: &Span, confidence: Option<f64>) {
     if !span.is_disabled() {
         span.record("augur.confidence", confidence.unwrap_or(-1.0));
     }
 }
 
 /// What [`record_outcome`] records beyond the answer itself.
-pub struct Outcome<'a> {
+pub(crate) struct Outcome<'a> {
     pub attempts: u32,
     pub repairs: usize,
     pub validation: &'static str,

@@ -15,7 +15,7 @@ use super::{recorder::access_log_enabled, spans};
 use crate::ending::Ending;
 
 /// `X-Request-Id`.
-pub static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Per-request timing and labels, shared between the stages of one request.
 /// The model and principal are always kept (the recent events name
@@ -45,7 +45,7 @@ impl Default for Timing {
 
 /// What the access log knows about a request beyond method and path.
 #[derive(Debug, Default, Clone)]
-pub struct Labels {
+pub(crate) struct Labels {
     pub model: Option<String>,
     pub principal: Option<String>,
     pub note: Option<&'static str>,

@@ -26,23 +26,23 @@ use std::{sync::Arc, time::Duration};
 
 use rustls::{ServerConfig, SupportedProtocolVersion, version};
 use tokio::sync::watch as channel;
-pub use tokio_rustls::TlsAcceptor;
+pub(crate) use tokio_rustls::TlsAcceptor;
 
 use crate::config::TlsFiles;
 use certs::CertStore;
-pub use certs::TlsError;
-pub use watch::POLL_INTERVAL;
+pub(crate) use certs::TlsError;
 
 /// TLS 1.3 and TLS 1.2: exactly rustls' defaults
 /// (`rustls::DEFAULT_VERSIONS`), written out so that the accepted versions
 /// are visible here. rustls has no TLS 1.1, 1.0 or SSL at all.
-pub const PROTOCOL_VERSIONS: &[&SupportedProtocolVersion] = &[&version::TLS13, &version::TLS12];
+pub(crate) const PROTOCOL_VERSIONS: &[&SupportedProtocolVersion] =
+    &[&version::TLS13, &version::TLS12];
 
 /// ALPN protocols offered, in order of preference.
-pub const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
+pub(crate) const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
 
 /// Longest a TLS handshake may take, counted from the client's first byte.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One listener's TLS: its server config, whose certificate comes from a
 /// store that reloads from the files.

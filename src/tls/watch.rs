@@ -15,7 +15,7 @@ use crate::reload::{self, Files};
 /// certificate and then the key is read once, after both.
 const DEBOUNCE: Duration = Duration::from_millis(250);
 /// Poll interval for missed events.
-pub const POLL_INTERVAL: Duration = Duration::from_secs(5);
+pub(crate) const POLL_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The directories holding the two files, resolved (so that a re-pointed
 /// directory symlink is noticed and watched anew).

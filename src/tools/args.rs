@@ -9,7 +9,7 @@ use super::call::ToolCall;
 use super::spec::ToolSet;
 
 /// One violation: a JSON pointer into the arguments and a message.
-pub type Violation = (String, String);
+pub(crate) type Violation = (String, String);
 
 /// Most violations reported per call.
 const MAX_VIOLATIONS: usize = 20;
@@ -68,7 +68,7 @@ pub fn repair_calls(calls: &mut [ToolCall], set: &ToolSet) -> Vec<&'static str> 
 /// one-element array, enum values matched ignoring case, and properties
 /// dropped where `additionalProperties` is `false`. Python-style type names
 /// (`int`, `str`, …) are understood. Returns what was done (deduplicated).
-pub fn repair_arguments(args: &mut Value, schema: &Value) -> Vec<&'static str> {
+pub(crate) fn repair_arguments(args: &mut Value, schema: &Value) -> Vec<&'static str> {
     let mut notes = Vec::new();
     repair(args, schema, 0, &mut notes);
     notes

@@ -27,14 +27,14 @@ use super::spec::ToolSet;
 use super::spec::{embeddable, permissive_object};
 
 /// Envelope key of a single call (non-parallel mode).
-pub const KEY_CALL: &str = "tool_call";
+pub(crate) const KEY_CALL: &str = "tool_call";
 /// Envelope key of the call array (parallel mode).
-pub const KEY_CALLS: &str = "tool_calls";
+pub(crate) const KEY_CALLS: &str = "tool_calls";
 /// Envelope key of the answer.
-pub const KEY_RESPONSE: &str = "response";
+pub(crate) const KEY_RESPONSE: &str = "response";
 /// Upper bound on calls per reply in parallel mode. Small base models rarely
 /// close arrays on their own; the bound makes the grammar close it.
-pub const MAX_PARALLEL_CALLS: usize = 4;
+pub(crate) const MAX_PARALLEL_CALLS: usize = 4;
 
 /// Build the schema to send upstream as `format`.
 ///
@@ -130,16 +130,6 @@ fn answer_branch(answer_schema: Option<&Value>) -> Value {
         "properties": { KEY_RESPONSE: inner },
         "required": [KEY_RESPONSE],
     })
-}
-
-/// True when `answer_schema` makes the answer a JSON value rather than text
-/// (the same rule [`build_format`] uses).
-pub fn answer_is_structured(answer_schema: Option<&Value>) -> bool {
-    match answer_schema {
-        Some(Value::Object(_)) | Some(Value::Bool(true)) => true,
-        Some(Value::String(s)) => s == "json",
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ pub(crate) const SEARCH_BUDGET: usize = 32 * MAX_TEXT;
 
 /// The conversation as searchable text and numbers.
 #[derive(Debug, Default)]
-pub struct Grounding {
+pub(crate) struct Grounding {
     /// Lower-cased, whitespace collapsed to single spaces.
     text: String,
     /// The words of `text` (split at every character that is not
@@ -77,7 +77,7 @@ pub struct Grounding {
 
 impl Grounding {
     /// The text of Ollama-shaped chat `messages`.
-    pub fn from_messages(messages: &[Value]) -> Grounding {
+    pub(crate) fn from_messages(messages: &[Value]) -> Grounding {
         let mut raw = String::new();
         let mut complete = true;
         for msg in messages {
@@ -111,7 +111,7 @@ impl Grounding {
     }
 
     /// Grounding in `text` (cut at [`MAX_TEXT`] bytes).
-    pub fn from_text(text: &str) -> Grounding {
+    pub(crate) fn from_text(text: &str) -> Grounding {
         let complete = text.len() <= MAX_TEXT;
         let mut end = text.len().min(MAX_TEXT);
         while !text.is_char_boundary(end) {
@@ -152,7 +152,7 @@ impl Grounding {
 
     /// Whether the conversation contains `s`, ignoring case and runs of
     /// whitespace (and `true` when the search budget is spent).
-    pub fn mentions(&self, s: &str) -> bool {
+    pub(crate) fn mentions(&self, s: &str) -> bool {
         let s = normalize(s);
         !s.is_empty() && self.search(&s).unwrap_or(true)
     }
@@ -169,7 +169,7 @@ impl Grounding {
 
     /// Whether one argument value (a scalar) is grounded; `schema` is the
     /// schema it was produced under, if known.
-    pub fn grounds(&self, value: &Value, schema: Option<&Value>) -> bool {
+    pub(crate) fn grounds(&self, value: &Value, schema: Option<&Value>) -> bool {
         if !self.complete || schema.is_some_and(|s| schema_names(s, value, 0)) {
             return true;
         }
@@ -246,7 +246,7 @@ fn normalize(s: &str) -> String {
 /// same tool with the same argument keys, there are some the schema does
 /// not name, and none of those is grounded. The first call of an answer
 /// (`earlier` empty) never is.
-pub fn is_ungrounded_continuation(
+pub(crate) fn is_ungrounded_continuation(
     call: &ToolCall,
     earlier: &[ToolCall],
     set: &ToolSet,
@@ -322,7 +322,7 @@ fn named(value: &Value, schema: Option<&Value>) -> bool {
 /// grounded. Small models asked one thing tend to go on calling the other
 /// tools with invented values (`get_stock_price("AAPL")` after
 /// `sqrt(2)`). The first call of an answer never is.
-pub fn is_ungrounded_addition(
+pub(crate) fn is_ungrounded_addition(
     call: &ToolCall,
     earlier: &[ToolCall],
     set: &ToolSet,
@@ -337,7 +337,7 @@ pub fn is_ungrounded_addition(
 /// Whether `call` has strings or numbers the schema does not name, and
 /// none of them is grounded in the conversation (a call with no such value
 /// cannot be judged, and is not).
-pub fn invents_every_value(call: &ToolCall, set: &ToolSet, grounding: &Grounding) -> bool {
+pub(crate) fn invents_every_value(call: &ToolCall, set: &ToolSet, grounding: &Grounding) -> bool {
     let schema = set.get(&call.name).map(|t| &t.parameters);
     let mut all = Vec::new();
     leaves(&call.arguments, schema, "", 0, &mut all);
@@ -354,7 +354,7 @@ pub fn invents_every_value(call: &ToolCall, set: &ToolSet, grounding: &Grounding
 
 /// Whether `call`, after `earlier` calls of one answer, is dropped: an
 /// ungrounded continuation or an ungrounded addition.
-pub fn is_ungrounded(
+pub(crate) fn is_ungrounded(
     call: &ToolCall,
     earlier: &[ToolCall],
     set: &ToolSet,
@@ -362,26 +362,6 @@ pub fn is_ungrounded(
 ) -> bool {
     is_ungrounded_continuation(call, earlier, set, grounding)
         || is_ungrounded_addition(call, earlier, set, grounding)
-}
-
-/// `calls` without the ungrounded continuations and additions (see
-/// [`is_ungrounded`]); the first call is always kept. Returns the kept
-/// calls and the dropped ones.
-pub fn drop_ungrounded(
-    calls: Vec<ToolCall>,
-    set: &ToolSet,
-    grounding: &Grounding,
-) -> (Vec<ToolCall>, Vec<ToolCall>) {
-    let mut kept = Vec::with_capacity(calls.len());
-    let mut dropped = Vec::new();
-    for call in calls {
-        if is_ungrounded(&call, &kept, set, grounding) {
-            dropped.push(call);
-        } else {
-            kept.push(call);
-        }
-    }
-    (kept, dropped)
 }
 
 #[cfg(test)]

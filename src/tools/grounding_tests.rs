@@ -1,5 +1,5 @@
 //! Tests of the grounding rule ([`super::Grounding`]) and of dropping
-//! ungrounded continuations ([`super::drop_ungrounded`]).
+//! ungrounded continuations (`drop_ungrounded`, below).
 
 use serde_json::{Value, json};
 
@@ -298,4 +298,24 @@ fn judging_a_huge_value_against_a_huge_conversation_is_bounded() {
     let g = Grounding::from_text(&text);
     assert!(!g.grounds(&json!("xq1z xq2z invented"), None));
     assert!(g.searched() <= 2 * text.len(), "{}", g.searched());
+}
+
+/// `calls` without the ungrounded continuations and additions (see
+/// [`is_ungrounded`]); the first call is always kept. Returns the kept
+/// calls and the dropped ones.
+fn drop_ungrounded(
+    calls: Vec<ToolCall>,
+    set: &ToolSet,
+    grounding: &Grounding,
+) -> (Vec<ToolCall>, Vec<ToolCall>) {
+    let mut kept = Vec::with_capacity(calls.len());
+    let mut dropped = Vec::new();
+    for call in calls {
+        if is_ungrounded(&call, &kept, set, grounding) {
+            dropped.push(call);
+        } else {
+            kept.push(call);
+        }
+    }
+    (kept, dropped)
 }

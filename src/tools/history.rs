@@ -44,7 +44,7 @@ pub fn rewrite_messages(messages: &[Value], instruction: &str, parallel: bool) -
 
 /// How past calls are written into a rewritten history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallStyle {
+pub(crate) enum CallStyle {
     /// As envelope JSON ([`rewrite_messages`]).
     Envelope { parallel: bool },
     /// In a text form (text mode): calls as the model writes them, other
@@ -53,7 +53,11 @@ pub enum CallStyle {
 }
 
 /// [`rewrite_messages`] with past calls written in `style`.
-pub fn rewrite_messages_as(messages: &[Value], instruction: &str, style: CallStyle) -> Vec<Value> {
+pub(crate) fn rewrite_messages_as(
+    messages: &[Value],
+    instruction: &str,
+    style: CallStyle,
+) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len() + 2);
     let mut matcher = ResultMatcher::default();
     for msg in messages {

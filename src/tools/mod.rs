@@ -143,25 +143,23 @@ pub(crate) mod stream;
 pub(crate) mod synthesize;
 #[cfg(test)]
 pub(crate) mod testutil;
-pub mod text;
+pub(crate) mod text;
 
-pub use args::{Violation, repair_arguments, repair_calls, validate_calls};
-pub use call::ToolCall;
+pub(crate) use args::repair_arguments;
+pub use args::{repair_calls, validate_calls};
+pub(crate) use call::ToolCall;
 pub use choice::ToolChoice;
-pub use envelope::{
-    KEY_CALL, KEY_CALLS, KEY_RESPONSE, MAX_PARALLEL_CALLS, answer_is_structured, build_format,
-};
-pub use error::ToolError;
-pub use grounding::{
-    Grounding, drop_ungrounded, invents_every_value, is_ungrounded, is_ungrounded_addition,
-    is_ungrounded_continuation,
-};
-pub use history::{CallStyle, rewrite_messages, rewrite_messages_as};
-pub use parse::{ModelOutput, ParseError, answer_content, parse_output};
-pub use placeholder::placeholder_violations;
+pub use envelope::build_format;
+pub(crate) use grounding::{Grounding, invents_every_value, is_ungrounded};
+pub use history::rewrite_messages;
+pub(crate) use history::{CallStyle, rewrite_messages_as};
+pub use parse::{ModelOutput, parse_output};
+pub(crate) use parse::{ParseError, answer_content};
+pub(crate) use placeholder::placeholder_violations;
 pub use prompt::instruction;
-pub use repeats::repeats_answered;
-pub use results::answered_calls;
-pub use spec::{Tool, ToolSet};
-pub use stream::{Branch, StreamEvent, StreamExtractor};
-pub use synthesize::{new_call_id, ollama_call_message, ollama_tool_calls, openai_tool_calls};
+pub(crate) use repeats::repeats_answered;
+pub(crate) use results::answered_calls;
+pub use spec::ToolSet;
+pub use stream::StreamExtractor;
+pub(crate) use stream::{Branch, StreamEvent};
+pub use synthesize::ollama_tool_calls;

@@ -54,7 +54,7 @@ pub fn parse_output(text: &str, set: &ToolSet) -> Result<ModelOutput, ParseError
 
 /// The answer as message content: a string answer as it is when
 /// `structured` is false, otherwise compact JSON text.
-pub fn answer_content(answer: &Value, structured: bool) -> String {
+pub(crate) fn answer_content(answer: &Value, structured: bool) -> String {
     match answer {
         Value::String(s) if !structured => s.clone(),
         other => other.to_string(),

@@ -76,7 +76,7 @@ const TYPE_KEYS: &[&str] = &[
 /// Placeholders in `call`'s arguments as violations (pointer into the
 /// arguments, message). `mentioned(s)` says whether the conversation
 /// contains `s`; such values are taken as meant.
-pub fn placeholder_violations(
+pub(crate) fn placeholder_violations(
     call: &ToolCall,
     set: &ToolSet,
     mentioned: &dyn Fn(&str) -> bool,

@@ -15,7 +15,7 @@ use super::call::ToolCall;
 const MAX_DEPTH: usize = 32;
 
 /// Whether `call` repeats one of `answered` (see the module docs).
-pub fn repeats_answered(call: &ToolCall, answered: &[ToolCall]) -> bool {
+pub(crate) fn repeats_answered(call: &ToolCall, answered: &[ToolCall]) -> bool {
     answered
         .iter()
         .any(|a| a.name == call.name && same_value(&a.arguments, &call.arguments, 0))

@@ -141,7 +141,7 @@ impl ResultMatcher {
 
 /// The calls in `messages` that a later `tool` message answers, in order
 /// (at most [`MAX_ANSWERED`], the latest).
-pub fn answered_calls(messages: &[Value]) -> Vec<ToolCall> {
+pub(crate) fn answered_calls(messages: &[Value]) -> Vec<ToolCall> {
     let mut matcher = ResultMatcher::default();
     let mut answered: Vec<usize> = Vec::new();
     for msg in messages {

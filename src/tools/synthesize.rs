@@ -14,7 +14,7 @@ use super::call::ToolCall;
 const ID_ALPHABET: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
 
 /// A fresh call id: `call_` + 8 random `[a-z0-9]`.
-pub fn new_call_id() -> String {
+pub(crate) fn new_call_id() -> String {
     let mut id = String::from("call_");
     while id.len() < 13 {
         for b in uuid::Uuid::new_v4().into_bytes() {
@@ -46,38 +46,6 @@ pub fn ollama_tool_calls(calls: &[ToolCall], start_index: usize) -> Value {
             })
             .collect(),
     )
-}
-
-/// OpenAI `tool_calls` for `calls` (also the streaming delta shape: each
-/// call whole, arguments complete); `index` counts from `start_index`.
-pub fn openai_tool_calls(calls: &[ToolCall], start_index: usize) -> Value {
-    Value::Array(
-        calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                json!({
-                    "id": new_call_id(),
-                    "index": start_index + i,
-                    "type": "function",
-                    "function": {
-                        "name": c.name,
-                        "arguments": c.arguments.to_string(),
-                    }
-                })
-            })
-            .collect(),
-    )
-}
-
-/// The assistant message carrying `calls`:
-/// `{"role":"assistant","content":"","tool_calls":[…]}`.
-pub fn ollama_call_message(calls: &[ToolCall], start_index: usize) -> Value {
-    json!({
-        "role": "assistant",
-        "content": "",
-        "tool_calls": ollama_tool_calls(calls, start_index),
-    })
 }
 
 #[cfg(test)]
@@ -115,16 +83,6 @@ mod tests {
         assert_eq!(
             v.to_string(),
             r#"[{"id":"ID","function":{"index":0,"name":"get_weather","arguments":{"city":"Tokyo","unit":"celsius"}}},{"id":"ID","function":{"index":1,"name":"get_time","arguments":{"zone":"Asia/Tokyo","a":1}}}]"#
-        );
-    }
-
-    #[test]
-    fn openai_shape_is_exact() {
-        let mut v = openai_tool_calls(&calls(), 2);
-        scrub(&mut v);
-        assert_eq!(
-            v.to_string(),
-            r#"[{"id":"ID","index":2,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Tokyo\",\"unit\":\"celsius\"}"}},{"id":"ID","index":3,"type":"function","function":{"name":"get_time","arguments":"{\"zone\":\"Asia/Tokyo\",\"a\":1}"}}]"#
         );
     }
 

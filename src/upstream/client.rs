@@ -33,10 +33,10 @@ const MAX_IDLE: usize = 1024;
 /// requests need fewer; at most the upstream's `warm_connections`. Past
 /// the start, connections are opened ahead in proportion to demand (see
 /// `pool/ahead.rs`).
-pub const WARM_FLOOR: usize = 4;
+pub(crate) const WARM_FLOOR: usize = 4;
 /// The longest a worker waits for its connections opened ahead before it
 /// serves anyway.
-pub const WARM_WITHIN: Duration = Duration::from_secs(2);
+pub(crate) const WARM_WITHIN: Duration = Duration::from_secs(2);
 /// How long an idle upstream connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// How often idle connections past their timeout, or closed by the

@@ -19,7 +19,7 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 ];
 
 /// Remove hop-by-hop headers, including those named in `Connection`.
-pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
     // Most messages carry none: one pass over the names is cheaper than
     // removing each by hash.
     let present =

@@ -29,8 +29,8 @@ mod resend;
 mod socket;
 mod terminator;
 
-pub use client::{Upstream, WARM_FLOOR, WARM_WITHIN};
-pub use fleet::{Fleet, LOADED_POLL_EVERY, MAX_VRAM_SERIES, Target};
-pub use headers::strip_hop_by_hop;
+pub use client::Upstream;
+pub(crate) use client::WARM_WITHIN;
+pub(crate) use fleet::{Fleet, LOADED_POLL_EVERY, Target};
 pub(crate) use relay::stalled;
-pub use replay::Replay;
+pub(crate) use replay::Replay;

@@ -27,7 +27,7 @@ pub fn set_cache_budget(bytes: u64) {
 }
 
 /// The budget [`set_cache_budget`] set.
-pub fn cache_budget() -> u64 {
+pub(crate) fn cache_budget() -> u64 {
     BUDGET.load(Ordering::Relaxed)
 }
 
@@ -163,7 +163,7 @@ pub(crate) fn settle<V: Clone + Send + Sync + 'static>(cache: &moka::sync::Cache
 }
 
 /// [`schema_key`] of a JSON array of `values`, without building the array.
-pub fn values_key(values: &[Value]) -> [u8; 32] {
+pub(crate) fn values_key(values: &[Value]) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"[");
     h.update((values.len() as u64).to_le_bytes());
@@ -174,7 +174,7 @@ pub fn values_key(values: &[Value]) -> [u8; 32] {
 }
 
 /// SHA-256 of the canonical (sorted-key) JSON of `schema`.
-pub fn schema_key(schema: &Value) -> [u8; 32] {
+pub(crate) fn schema_key(schema: &Value) -> [u8; 32] {
     let mut h = Sha256::new();
     canonical(schema, &mut h, 0);
     h.finalize().into()
@@ -233,6 +233,6 @@ fn canonical(v: &Value, h: &mut Sha256, depth: usize) {
 
 /// [`Validators::compile`] on the process-wide cache, for every schema a
 /// client or a policy names: the budget check, then the compilation.
-pub fn admit(schema: &Value) -> Result<Arc<Compiled>, SchemaRejected> {
+pub(crate) fn admit(schema: &Value) -> Result<Arc<Compiled>, SchemaRejected> {
     Validators::shared().compile(schema)
 }

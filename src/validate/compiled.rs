@@ -20,7 +20,7 @@ const REGEX_DFA_LIMIT: usize = 64 * 1024;
 const REGEX_BACKTRACK_LIMIT: usize = 100_000;
 /// Validation work allowed for one answer, in (sub-schema × value)
 /// visits: beyond it an answer is reported unchecked.
-pub const MAX_WORK: usize = 20_000_000;
+pub(crate) const MAX_WORK: usize = 20_000_000;
 /// Below this much work every violation is collected; above it only the
 /// first (collecting errors costs memory for each one).
 const DETAIL_WORK: usize = 50_000;
@@ -65,7 +65,7 @@ impl std::fmt::Debug for Compiled {
 
 /// The options every validator is built with: formats checked, regular
 /// expressions bounded in size, cache and backtracking.
-pub fn options<'i>() -> jsonschema::ValidationOptions<'i> {
+pub(crate) fn options<'i>() -> jsonschema::ValidationOptions<'i> {
     jsonschema::options()
         .should_validate_formats(true)
         .with_pattern_options(

@@ -21,9 +21,12 @@ mod weight;
 mod tests;
 
 pub(crate) use cache::settle;
-pub use cache::{Validators, admit, cache_budget, schema_key, set_cache_budget, values_key};
+pub use cache::{Validators, set_cache_budget};
+pub(crate) use cache::{admit, cache_budget, values_key};
 pub use coerce::coerce_to_schema;
-pub use compiled::{Compiled, MAX_VIOLATIONS, MAX_WORK, SchemaRejected, compile, options};
-pub use repair::{RepairOutcome, parse_and_repair, retry_feedback};
-pub use violation::{Checked, Violation, format_violations};
-pub use weight::{value_bytes, weight};
+#[cfg(test)]
+pub(crate) use compiled::options;
+pub(crate) use compiled::{Compiled, SchemaRejected};
+pub use compiled::{MAX_VIOLATIONS, compile};
+pub(crate) use repair::parse_and_repair;
+pub(crate) use violation::{Violation, format_violations};

@@ -8,11 +8,11 @@ use serde_json::Value;
 use super::cache::Validators;
 use super::coerce::coerce_to_schema;
 use super::text::{close_truncated, extract_json, remove_trailing_commas, strip_fence};
-use super::violation::{Violation, format_violations};
+use super::violation::Violation;
 
 /// What [`parse_and_repair`] made of a model's text.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct RepairOutcome {
+pub(crate) struct RepairOutcome {
     /// The best parse, if any.
     pub value: Option<Value>,
     /// Repairs applied, in order: "code_fence", "surrounding_text",
@@ -29,16 +29,9 @@ pub struct RepairOutcome {
     pub truncated: bool,
 }
 
-impl RepairOutcome {
-    /// Parsed, checked and valid.
-    pub fn is_valid(&self) -> bool {
-        self.value.is_some() && self.violations.is_empty() && self.unchecked.is_none()
-    }
-}
-
 /// Parse `text` as JSON, repairing it (when `repair`) and checking it
 /// against `schema` (when given).
-pub fn parse_and_repair(
+pub(crate) fn parse_and_repair(
     text: &str,
     schema: Option<&Value>,
     validators: &Validators,
@@ -129,22 +122,4 @@ fn not_json(detail: &str) -> Violation {
         pointer: String::new(),
         message: format!("not valid JSON ({detail})"),
     }
-}
-
-/// A short instruction for a retry after invalid or cut-off output.
-pub fn retry_feedback(violations: &[Violation], truncated: bool) -> String {
-    if truncated {
-        return "Your previous answer was cut off before the JSON was complete. \
-                Answer again with complete JSON that matches the schema, and answer more briefly."
-            .to_string();
-    }
-    if violations.is_empty() {
-        return "Your previous answer was not valid JSON. \
-                Answer again with JSON that matches the schema."
-            .to_string();
-    }
-    format!(
-        "Your previous answer was invalid: {}. Answer again with JSON that matches the schema.",
-        format_violations(violations, 3)
-    )
 }

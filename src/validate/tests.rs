@@ -2,9 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Validators, Violation, coerce_to_schema, format_violations, parse_and_repair, retry_feedback,
-};
+use super::{Validators, Violation, coerce_to_schema, format_violations, parse_and_repair};
 
 fn dir() -> String {
     format!("{}/tests/fixtures/outputs", env!("CARGO_MANIFEST_DIR"))
@@ -46,7 +44,7 @@ fn repair_fixtures() {
             .unwrap_or_default();
         assert_eq!(out.repairs, repairs, "{name}");
         assert_eq!(
-            Some(out.is_valid()),
+            Some(out.value.is_some() && out.violations.is_empty() && out.unchecked.is_none()),
             c["valid"].as_bool(),
             "{name}: {:?}",
             out.violations
@@ -243,22 +241,6 @@ fn formats_are_validated() {
     let s = json!({"type": "string", "format": "date"});
     assert!(v.validate(&s, &json!("2024-02-30x")).violations.len() == 1);
     assert!(v.validate(&s, &json!("2024-02-10")).is_valid());
-}
-
-#[test]
-fn retry_feedback_mentions_problem() {
-    let vs = vec![Violation {
-        pointer: "/age".into(),
-        message: "\"five\" is not of type \"integer\"".into(),
-    }];
-    let f = retry_feedback(&vs, false);
-    assert!(
-        f.starts_with("Your previous answer was invalid: /age:"),
-        "{f}"
-    );
-    assert!(f.ends_with("Answer again with JSON that matches the schema."));
-    assert!(retry_feedback(&[], true).contains("cut off"));
-    assert!(retry_feedback(&[], true).contains("more briefly"));
 }
 
 #[test]

@@ -36,7 +36,7 @@ impl Checked {
 
 /// The first `max` violations as one line, e.g.
 /// `/age: "five" is not of type "integer"; /name: "name" is a required property`.
-pub fn format_violations(violations: &[Violation], max: usize) -> String {
+pub(crate) fn format_violations(violations: &[Violation], max: usize) -> String {
     let mut parts: Vec<String> = violations
         .iter()
         .take(max)

@@ -29,11 +29,11 @@ use serde_json::Value;
 
 /// Most bytes of text the key reads: system prompt, tool names and first
 /// message together. A longer prefix is cut at this length.
-pub const PREFIX_BOUND: usize = 16 * 1024;
+pub(crate) const PREFIX_BOUND: usize = 16 * 1024;
 
 /// How a route's body carries a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// `messages` (Ollama `/api/chat`, OpenAI `/v1/chat/completions`).
     Chat,
     /// `system` and `prompt` (Ollama `/api/generate`, OpenAI `/v1/completions`).
@@ -46,7 +46,7 @@ pub enum Shape {
 
 impl Shape {
     /// The shape of a generation route's body; `None` for every other path.
-    pub fn of_path(path: &str) -> Option<Shape> {
+    pub(crate) fn of_path(path: &str) -> Option<Shape> {
         Some(match path {
             "/api/chat" | "/v1/chat/completions" => Shape::Chat,
             "/api/generate" | "/v1/completions" => Shape::Prompt,
@@ -59,7 +59,7 @@ impl Shape {
 
 /// The key of a conversation's stable prefix; `None` when the body is not
 /// a JSON object of its shape or holds no prefix at all.
-pub fn prefix(shape: Shape, body: &[u8]) -> Option<u64> {
+pub(crate) fn prefix(shape: Shape, body: &[u8]) -> Option<u64> {
     let head: Head = serde_json::from_slice(body).ok()?;
     let mut h = Bounded::new();
     let (system, first) = match shape {
@@ -101,21 +101,21 @@ pub fn prefix(shape: Shape, body: &[u8]) -> Option<u64> {
 }
 
 /// The key of a session named by the client or its credentials.
-pub fn session(id: &str) -> u64 {
+pub(crate) fn session(id: &str) -> u64 {
     let mut h = Bounded::new();
     h.piece(b'k', |h| h.write(id.as_bytes()));
     mix(h.state)
 }
 
 /// A stable 64-bit hash of `bytes` (FNV-1a, then mixed).
-pub fn stable_hash(bytes: &[u8]) -> u64 {
+pub(crate) fn stable_hash(bytes: &[u8]) -> u64 {
     let mut h = Bounded::new();
     h.write(bytes);
     mix(h.state)
 }
 
 /// The finalizer of MurmurHash3: spreads every input bit over the output.
-pub fn mix(mut x: u64) -> u64 {
+pub(crate) fn mix(mut x: u64) -> u64 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
     x ^= x >> 33;

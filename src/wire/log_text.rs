@@ -13,7 +13,7 @@ fn breaks(c: char) -> bool {
 
 /// `text` with every control character and line or paragraph separator
 /// escaped (`\n`, `\r`, `\t`, `\u{1b}`); borrowed when there was none.
-pub fn escaped(text: &str) -> Cow<'_, str> {
+pub(crate) fn escaped(text: &str) -> Cow<'_, str> {
     if !text.contains(breaks) {
         return text.into();
     }
@@ -33,7 +33,7 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
 /// A JSON text with the line breaks `serde_json` leaves raw (U+0085,
 /// U+2028, U+2029) escaped: they only occur inside its strings, where the
 /// escape means the same.
-pub fn json_line(json: &str) -> Cow<'_, str> {
+pub(crate) fn json_line(json: &str) -> Cow<'_, str> {
     const RAW: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
     if !json.contains(RAW) {
         return json.into();

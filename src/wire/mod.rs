@@ -5,14 +5,14 @@
 //! break, URLs with their credentials taken out, and the affinity key of
 //! a conversation.
 
-pub mod affinity;
+pub(crate) mod affinity;
 pub(crate) mod content;
 pub(crate) mod go;
 pub(crate) mod json_scan;
-pub mod log_text;
+pub(crate) mod log_text;
 pub(crate) mod model_name;
-pub mod path;
-pub mod redact;
+pub(crate) mod path;
+pub(crate) mod redact;
 pub(crate) mod responses_end;
 pub(crate) mod upstream_error;
 
@@ -23,7 +23,7 @@ pub use model_name::normalize_model_name;
 /// outside ASCII and `%` itself are percent-encoded (`%0D`, `%C3%9C`,
 /// `%25`), so a value the client cannot read as it is still arrives, and
 /// no value can end the header or start another.
-pub fn header_text(text: &str) -> http::HeaderValue {
+pub(crate) fn header_text(text: &str) -> http::HeaderValue {
     let plain = |b: u8| (b' '..=b'~').contains(&b) && b != b'%';
     if text.bytes().all(plain)
         && let Ok(value) = http::HeaderValue::from_str(text)
@@ -42,7 +42,7 @@ pub fn header_text(text: &str) -> http::HeaderValue {
 }
 
 /// Length of `v` as compact JSON, counted without building the text.
-pub fn json_len(v: &serde_json::Value) -> usize {
+pub(crate) fn json_len(v: &serde_json::Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

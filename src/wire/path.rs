@@ -114,7 +114,7 @@ fn is_plain(b: u8) -> bool {
 
 /// The last segment of a canonical path, decoded (`/v1/models/a%20b` →
 /// `a b`); `None` for the root or an undecodable segment.
-pub fn last_segment(path: &str) -> Option<String> {
+pub(crate) fn last_segment(path: &str) -> Option<String> {
     let last = path.rsplit('/').next().filter(|s| !s.is_empty())?;
     String::from_utf8(decode(last.as_bytes()).ok()?).ok()
 }

@@ -31,7 +31,7 @@ fn ends_authority(c: char) -> bool {
 
 /// `text` with the userinfo of every URL in it (`scheme://user:pass@`)
 /// replaced by `***`; borrowed when there was none.
-pub fn redact_urls(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact_urls(text: &str) -> Cow<'_, str> {
     if !text.contains("://") || !text.contains('@') {
         return Cow::Borrowed(text);
     }

@@ -16,9 +16,9 @@ use std::{
 };
 
 use augur::{
+    Admitted, Class, IngressLayer,
     app::{self, AppState},
     config::Config,
-    ingress::{Admitted, Class, IngressLayer},
     policy::load_texts,
 };
 use axum::{Router, extract::State, response::IntoResponse};

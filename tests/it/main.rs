@@ -73,7 +73,6 @@ mod routing_affinity;
 mod scopes;
 mod shared_limits;
 mod status;
-mod surface_anthropic;
 mod text_calls;
 mod text_mode;
 mod thinking;

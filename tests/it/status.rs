@@ -176,7 +176,7 @@ async fn the_ring_of_events_stays_bounded() {
     };
     let locked = common::start_config(config, policy).await;
     let admin = locked.admin().await;
-    let n = augur::telemetry::events::CAPACITY + 20;
+    let n = augur::EVENTS_CAPACITY + 20;
     for i in 0..n {
         let body = json!({"model": "m", "prompt": "hi"});
         assert_eq!(
@@ -186,7 +186,7 @@ async fn the_ring_of_events_stays_bounded() {
     }
     let s: Value = snapshot(&admin, None).await.json().await.unwrap();
     let events = s["events"].as_array().unwrap();
-    assert_eq!(events.len(), augur::telemetry::events::CAPACITY);
+    assert_eq!(events.len(), augur::EVENTS_CAPACITY);
     let last = format!("st-ring-{}", n - 1);
     assert_eq!(
         events_of(&s, &last),

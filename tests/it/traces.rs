@@ -15,7 +15,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use augur::{config::TraceSettings, telemetry::otel};
+use augur::{config::TraceSettings, otel};
 use common::header;
 use fake_ollama::FakeOllama;
 use opentelemetry::{

@@ -16,7 +16,7 @@ use crate::{
 
 /// Why a fallback model answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
+pub(crate) enum Reason {
     Invalid,
     Truncated,
     UpstreamError,
@@ -27,7 +27,7 @@ pub enum Reason {
 }
 
 impl Reason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Reason::Invalid => "invalid",
             Reason::Truncated => "truncated",
@@ -40,7 +40,7 @@ impl Reason {
 
 /// A fallback model that answered, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answered {
+pub(crate) struct Answered {
     /// As the policy wrote it.
     pub model: String,
     pub reason: Reason,
@@ -93,7 +93,7 @@ impl Seat {
 
 /// The fallback models of one request, allowed for its client.
 #[derive(Debug)]
-pub struct Chain {
+pub(crate) struct Chain {
     /// The model the client asked for, as written.
     pub(crate) asked: String,
     /// Normalized, for metric labels.
@@ -109,7 +109,7 @@ impl Chain {
     /// The chain for a request for `asked` (`asked_name` normalized), of
     /// the models `allowed` lets the client use; `None` when none is left.
     /// `below`: a valid answer less sure than this calls for the next one.
-    pub fn new(
+    pub(crate) fn new(
         fallback: &Fallback,
         (asked, asked_name): (&str, &str),
         below: Option<f64>,

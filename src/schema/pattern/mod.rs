@@ -12,7 +12,7 @@ mod class;
 mod rewrite;
 mod translator;
 
-pub use rewrite::to_grammar_pattern;
+pub(crate) use rewrite::to_grammar_pattern;
 
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@ const MAX_REPEAT_PRODUCT: u64 = 1000;
 
 /// Rewrite `pattern` (JSON Schema search semantics) into an anchored pattern
 /// the converter translates into the same language.
-pub fn to_grammar_pattern(pattern: &str) -> Result<String, String> {
+pub(crate) fn to_grammar_pattern(pattern: &str) -> Result<String, String> {
     if pattern.is_empty() {
         return Err("empty pattern".into());
     }

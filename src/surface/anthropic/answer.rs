@@ -8,7 +8,7 @@ use super::request::Translated;
 
 /// Fixed values of one answer.
 #[derive(Debug, Clone)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// `msg_` and 24 hex digits, as Ollama's `GenerateMessageID`.
     pub id: String,
     /// The model as the client named it (`message_start` carries it).
@@ -24,7 +24,7 @@ pub struct Meta {
 
 impl Meta {
     /// A fresh message id for a translated request.
-    pub fn new(t: &Translated) -> Self {
+    pub(crate) fn new(t: &Translated) -> Self {
         Self {
             id: message_id(),
             model: t.model.clone(),

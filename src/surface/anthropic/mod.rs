@@ -22,8 +22,8 @@ pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 
-pub use answer::Meta;
-pub use request::{Translated, translate};
+pub(crate) use answer::Meta;
+pub(crate) use request::translate;
 
 use std::sync::Arc;
 
@@ -47,7 +47,11 @@ use crate::{
 };
 
 /// `POST /v1/messages`.
-pub async fn messages(State(state): State<AppState>, admitted: Admitted, req: Request) -> Response {
+pub(crate) async fn messages(
+    State(state): State<AppState>,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
     super::serve::serve(&Messages, state, admitted, req).await
 }
 
@@ -101,7 +105,7 @@ impl Adapter for Messages {
 /// object, or SSE events written as each chunk arrives. The output's
 /// headers (`X-Augur-*`) are passed on; a stream that fails reports how
 /// it ended to `timing`.
-pub fn render(meta: Meta, output: Output, timing: Option<Arc<Timing>>) -> Response {
+pub(crate) fn render(meta: Meta, output: Output, timing: Option<Arc<Timing>>) -> Response {
     match output {
         Output::Full { value, headers } => json_answer(
             crate::wire::go::marshal(&response::message(&meta, &value)),

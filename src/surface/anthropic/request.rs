@@ -20,15 +20,11 @@ use super::{
 
 /// The translated request and what the answer needs to be rendered.
 #[derive(Debug, Clone)]
-pub struct Translated {
+pub(crate) struct Translated {
     /// The Ollama `/api/chat` body.
     pub body: Map<String, Value>,
-    /// Whether the client asked for a stream (Anthropic's default: no).
-    pub stream: bool,
     /// The model as the client named it.
     pub model: String,
-    /// The client asked for thinking: `think` is `true` or a level.
-    pub thinking: bool,
     /// The client turned thinking off (`thinking: {"type": "disabled"}`):
     /// Ollama's model then produces none, so none is rendered.
     pub thinking_off: bool,
@@ -47,7 +43,7 @@ pub struct Translated {
 
 /// Translate an Anthropic Messages request. Errors are 400s with the texts
 /// Ollama answers.
-pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
+pub(crate) fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
     decode::request(req).map_err(|e| bad(e.to_string()))?;
     let model = str_of(req, "model").to_string();
     if model.is_empty() {
@@ -127,16 +123,9 @@ pub fn translate(req: &Map<String, Value>) -> Result<Translated, ProxyError> {
         }
     }
 
-    let thinking = match &think {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => !s.is_empty(),
-        _ => false,
-    };
     Ok(Translated {
         body,
-        stream,
         model,
-        thinking,
         thinking_off: think == Some(Value::Bool(false)),
         estimated_input_tokens: estimate::input_tokens(req),
         web_search: !server_tools.is_empty(),

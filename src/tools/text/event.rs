@@ -5,11 +5,11 @@
 use crate::tools::call::ToolCall;
 
 /// Longest block, from its opening marker to its end, in bytes.
-pub const MAX_BLOCK: usize = 64 * 1024;
+pub(crate) const MAX_BLOCK: usize = 64 * 1024;
 /// Deepest nesting of literal containers.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Most calls read from one answer.
-pub const MAX_CALLS: usize = 16;
+pub(crate) const MAX_CALLS: usize = 16;
 
 /// Why a block that opens like a call is not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -66,8 +66,14 @@ mod stream_tests;
 #[cfg(test)]
 mod tests;
 
-pub use event::{MAX_BLOCK, MAX_CALLS, MAX_DEPTH, TextError, TextEvent};
+pub use event::TextEvent;
+#[cfg(test)]
+pub(crate) use event::{MAX_BLOCK, MAX_CALLS, TextError};
 pub use format::TextFormat;
-pub use prompt::instruction;
-pub use render::{render_calls, shape_of};
-pub use stream::{Extracted, TextStream, extract};
+pub(crate) use prompt::instruction;
+pub(crate) use render::render_calls;
+#[cfg(test)]
+pub(crate) use render::shape_of;
+#[cfg(test)]
+pub(crate) use stream::Extracted;
+pub use stream::{TextStream, extract};

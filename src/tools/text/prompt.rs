@@ -13,7 +13,7 @@ use crate::tools::spec::ToolSet;
 /// The instruction appended to the system prompt in text mode; tools
 /// listed most relevant to `question` (the latest user message) first, as
 /// in grammar mode.
-pub fn instruction(
+pub(crate) fn instruction(
     set: &ToolSet,
     choice: &ToolChoice,
     parallel: bool,

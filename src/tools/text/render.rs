@@ -10,7 +10,7 @@ use crate::tools::spec::Tool;
 
 /// `calls` (`(name, arguments)`) as the model would write them in
 /// `format`.
-pub fn render_calls(calls: &[(String, Value)], format: TextFormat) -> String {
+pub(crate) fn render_calls(calls: &[(String, Value)], format: TextFormat) -> String {
     match format {
         TextFormat::Python => {
             let list: Vec<String> = calls.iter().map(|(n, a)| python_call(n, a)).collect();
@@ -34,7 +34,7 @@ pub fn render_calls(calls: &[(String, Value)], format: TextFormat) -> String {
 /// The shape of a call of `tool` in `format`: each required argument
 /// (or the first) with its type where the value would be, e.g.
 /// `[get_weather(city=string)]`.
-pub fn shape_of(tool: &Tool, format: TextFormat) -> String {
+pub(crate) fn shape_of(tool: &Tool, format: TextFormat) -> String {
     match format {
         TextFormat::Python => format!("[{}]", python_shape(tool)),
         TextFormat::ToolCode => format!("```tool_code\n{}\n```", python_shape(tool)),

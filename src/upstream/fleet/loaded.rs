@@ -19,7 +19,7 @@ use super::{
 use crate::upstream::client::Upstream;
 
 /// How often the poller reads `/api/ps`.
-pub const LOADED_POLL_EVERY: Duration = Duration::from_secs(10);
+pub(crate) const LOADED_POLL_EVERY: Duration = Duration::from_secs(10);
 
 /// Read `member`'s `/api/ps` through `client`, and keep what it says
 /// (also the names the choice of upstream uses).

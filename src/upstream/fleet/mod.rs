@@ -42,11 +42,10 @@ mod status;
 mod target;
 
 pub(crate) use listing::Listing;
-pub use loaded::LOADED_POLL_EVERY;
+pub(crate) use loaded::LOADED_POLL_EVERY;
 pub(crate) use pick::Affinity;
-pub use ps::MAX_VRAM_SERIES;
-pub use state::Fleet;
-pub use target::Target;
+pub(crate) use state::Fleet;
+pub(crate) use target::Target;
 pub(crate) use target::{X_AUGUR_SESSION, X_AUGUR_UPSTREAM};
 
 #[cfg(test)]

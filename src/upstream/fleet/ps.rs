@@ -22,7 +22,7 @@ use serde_json::Value;
 /// Most loaded models kept per upstream.
 const MAX_MODELS: usize = 256;
 /// Most model names with a VRAM series, per upstream.
-pub const MAX_VRAM_SERIES: usize = 64;
+pub(crate) const MAX_VRAM_SERIES: usize = 64;
 /// Longest model name or time kept, in characters.
 const MAX_TEXT: usize = 200;
 /// Most other names kept per loaded model.

@@ -68,7 +68,7 @@ const CACHES_PER_THREAD_DIVISOR: u64 = 2;
 /// patterns on every runtime worker included, estimated from the schema
 /// (saturating). At least the measured bytes of every shape tried (see the
 /// module documentation).
-pub fn weight(schema: &Value) -> u32 {
+pub(crate) fn weight(schema: &Value) -> u32 {
     u32::try_from(estimate_for(schema, threads())).unwrap_or(u32::MAX)
 }
 
@@ -143,57 +143,4 @@ fn with_caches(p: &str, threads: u64) -> u64 {
 
 fn digits(i: usize) -> u64 {
     u64::from(i.checked_ilog10().unwrap_or(0)) + 1
-}
-
-/// Estimated heap bytes of `v` as serde_json holds it (with
-/// `preserve_order`), malloc's chunk rounding included: what a cache that
-/// keeps a schema `Value` (a copy, a rewritten version) should weigh it
-/// by. A `Value` is 72 bytes inline; a string allocates its capacity; an
-/// array its capacity of values; an object an index (8 bytes and a control
-/// byte per bucket, buckets a power of two at most 7/8 full, as hashbrown
-/// grows them) and as many entries as the index can hold (hash, key and
-/// value: 104 bytes each; indexmap grows them to match). Measured on
-/// parsed schemas: 1.00 to 1.06 times what serde_json allocated.
-pub fn value_bytes(v: &Value) -> u64 {
-    let inline = std::mem::size_of::<Value>() as u64;
-    let entry = std::mem::size_of::<(u64, String, Value)>() as u64;
-    let mut total = inline;
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        let heap = match v {
-            Value::String(s) => chunk(s.capacity() as u64),
-            Value::Array(xs) => {
-                stack.extend(xs.iter());
-                chunk(xs.capacity() as u64 * inline)
-            }
-            Value::Object(m) if m.is_empty() => 0,
-            Value::Object(m) => {
-                stack.extend(m.values());
-                let keys: u64 = m.keys().map(|k| chunk(k.capacity() as u64)).sum();
-                let buckets = match m.len() as u64 {
-                    0..4 => 4,
-                    4..8 => 8,
-                    n => (n.saturating_mul(8) / 7).next_power_of_two(),
-                };
-                let capacity = if buckets <= 8 {
-                    buckets - 1
-                } else {
-                    buckets / 8 * 7
-                };
-                chunk(capacity * entry) + chunk(buckets * 9 + 16) + keys
-            }
-            _ => 0,
-        };
-        total = total.saturating_add(heap);
-    }
-    total
-}
-
-/// malloc's chunk for `n` bytes (none for 0).
-fn chunk(n: u64) -> u64 {
-    if n == 0 {
-        0
-    } else {
-        (n + 8).div_ceil(16).max(2) * 16
-    }
 }

@@ -57,7 +57,7 @@ impl Augur {
         let addr = listener.local_addr().unwrap();
         tokio::spawn(app::serve(
             listener,
-            augur::admin::router(self.state.clone()),
+            augur::admin_router(self.state.clone()),
             self.stop.subscribe(),
             app::Accept::from_config(&self.state.config),
         ));
@@ -76,7 +76,7 @@ pub fn metrics() -> metrics_exporter_prometheus::PrometheusHandle {
     static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
         std::sync::OnceLock::new();
     HANDLE
-        .get_or_init(|| augur::telemetry::install_metrics().unwrap())
+        .get_or_init(|| augur::install_metrics().unwrap())
         .clone()
 }
 

@@ -19,10 +19,10 @@ mod startup;
 use std::{path::Path, time::Duration};
 
 use augur::{
+    ServerTls,
     app::{Accept, AppState},
     config::{Config, TlsFiles},
     policy::Policy,
-    tls::ServerTls,
 };
 
 use common::{Augur, certs::Leaf};

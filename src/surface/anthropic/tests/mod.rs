@@ -60,4 +60,5 @@ mod answers;
 mod refusals;
 mod rendering;
 mod requests;
+mod route;
 mod streams;

@@ -11,7 +11,8 @@ fn a_basic_request_is_ollamas_chat_body() {
         crate::wire::to_go_json(&body(&t)),
         r#"{"model":"test-model","messages":[{"role":"user","content":"Hello"}],"stream":false,"options":{"num_predict":1024}}"#
     );
-    assert!(!t.stream && !t.thinking && !t.thinking_off && !t.web_search);
+    assert_eq!(t.body["stream"], false);
+    assert!(!t.body.contains_key("think") && !t.thinking_off && !t.web_search);
     assert_eq!(t.model, "test-model");
     assert_eq!(t.estimated_input_tokens, 2);
 }
@@ -47,7 +48,7 @@ fn sampling_options_map_to_ollama_options() {
         "stop_sequences": ["\n", "END"], "stream": true, "metadata": {"user_id": "u"},
         "messages": [{"role": "user", "content": "Hello"}]}),
     );
-    assert!(t.stream);
+    assert_eq!(t.body["stream"], true);
     let b = body(&t);
     assert_eq!(b["stream"], true);
     assert_eq!(
@@ -334,35 +335,35 @@ fn thinking_maps_to_think() {
             r[k] = v.clone();
         }
         let t = tr(r);
-        (t.body.get("think").cloned(), t.thinking, t.thinking_off)
+        (t.body.get("think").cloned(), t.thinking_off)
     };
     assert_eq!(
         think(json!({"thinking": {"type": "enabled", "budget_tokens": 1000}})),
-        (Some(json!(true)), true, false)
+        (Some(json!(true)), false)
     );
     assert_eq!(
         think(json!({"thinking": {"type": "disabled"}, "output_config": {"effort": "high"}})),
-        (Some(json!(false)), false, true)
+        (Some(json!(false)), true)
     );
     assert_eq!(
         think(json!({"thinking": {"type": "adaptive"}, "output_config": {"effort": "high"}})),
-        (Some(json!("high")), true, false)
+        (Some(json!("high")), false)
     );
     assert_eq!(
         think(json!({"output_config": {"effort": " XHigh "}})),
-        (Some(json!("high")), true, false)
+        (Some(json!("high")), false)
     );
     assert_eq!(
         think(json!({"output_config": {"effort": "max"}})),
-        (Some(json!("max")), true, false)
+        (Some(json!("max")), false)
     );
     assert_eq!(
         think(json!({"thinking": {"type": "adaptive"}})),
-        (None, false, false)
+        (None, false)
     );
     assert_eq!(
         think(json!({"output_config": {"effort": "extreme"}})),
-        (None, false, false)
+        (None, false)
     );
 }
 

@@ -6,13 +6,9 @@
 //! written there (`whole.json`, `stream.sse`, `error.sse`), to be read by
 //! a real client's parser.
 
-#![allow(clippy::unwrap_used)]
+use crate::{error::ProxyError, pipeline::output::Output};
 
-use augur::{
-    error::ProxyError,
-    pipeline::output::Output,
-    surface::anthropic::{Meta, render, translate},
-};
+use super::super::{Meta, render, translate};
 use http::HeaderMap;
 use serde_json::{Value, json};
 
@@ -54,7 +50,7 @@ fn call(id: &str, city: &str) -> Value {
 #[tokio::test]
 async fn a_whole_tool_answer_round_trips() {
     let t = translate(&request(false)).unwrap();
-    assert!(!t.stream);
+    assert_eq!(t.body["stream"], false);
     assert_eq!(t.body["tool_choice"], "required");
     assert_eq!(t.body["parallel_tool_calls"], false);
     assert_eq!(t.body["messages"][3]["tool_name"], "get_weather");
@@ -85,7 +81,7 @@ async fn a_whole_tool_answer_round_trips() {
 #[tokio::test]
 async fn a_streamed_answer_renders_every_event() {
     let t = translate(&request(true)).unwrap();
-    assert!(t.stream);
+    assert_eq!(t.body["stream"], true);
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     let r = render(
         Meta::new(&t),
