@@ -30,6 +30,7 @@
 
 pub mod admin;
 pub mod app;
+pub(crate) mod cache;
 pub mod client;
 pub(crate) mod confidence;
 pub mod config;

@@ -84,6 +84,9 @@ impl Settlement {
 
     /// Tokens to charge; `completed` is false when the client left early.
     fn tokens(&self, completed: bool, counts: Option<Counts>) -> u64 {
+        if self.usage.is_waived() {
+            return 0;
+        }
         let generated = match self.shape {
             Shape::Lines => self.newlines,
             Shape::Events => self.newlines / 2,

@@ -31,6 +31,9 @@ pub struct Usage {
     any: AtomicBool,
     /// Estimated prompt tokens, from the request body's size.
     prompt_estimate: AtomicU64,
+    /// Nothing is charged: the answer cost the upstream nothing and the
+    /// policy does not charge for it (a cache hit without `charge_hits`).
+    waived: AtomicBool,
 }
 
 impl Usage {
@@ -73,6 +76,16 @@ impl Usage {
     /// The estimated prompt tokens.
     pub fn prompt_estimate(&self) -> u64 {
         self.prompt_estimate.load(Ordering::Relaxed)
+    }
+
+    /// Charge nothing for this request.
+    pub fn waive(&self) {
+        self.waived.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether nothing is charged for this request.
+    pub fn is_waived(&self) -> bool {
+        self.waived.load(Ordering::Relaxed)
     }
 }
 

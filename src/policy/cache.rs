@@ -38,7 +38,8 @@ pub struct CachePolicy {
 /// Compile the block at `at` of `file`.
 pub(super) fn compile(file: &str, at: &str, c: &RawCache) -> Result<CachePolicy, PolicyError> {
     let at = format!("{at}.cache");
-    let bad = |key: &str, message: String| PolicyError::invalid(file, format!("{at}.{key}"), message);
+    let bad =
+        |key: &str, message: String| PolicyError::invalid(file, format!("{at}.{key}"), message);
     if let Some(store) = &c.store
         && store != "memory"
     {
@@ -50,7 +51,10 @@ pub(super) fn compile(file: &str, at: &str, c: &RawCache) -> Result<CachePolicy,
     let ttl = parse_duration(&c.ttl).ok_or_else(|| {
         bad(
             "ttl",
-            format!("{:?} is not a duration like \"10m\" (ms, s, m, h or d)", c.ttl),
+            format!(
+                "{:?} is not a duration like \"10m\" (ms, s, m, h or d)",
+                c.ttl
+            ),
         )
     })?;
     if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
@@ -103,7 +107,12 @@ pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
 /// The duration as a policy file writes it (for `GET /-/policies`).
 pub(crate) fn show_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    for (unit, per) in [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)] {
+    for (unit, per) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ] {
         if ms % per == 0 {
             return format!("{}{unit}", ms / per);
         }
@@ -130,7 +139,16 @@ mod tests {
         assert_eq!(parse_duration("10m"), ms(600_000));
         assert_eq!(parse_duration("2h"), ms(7_200_000));
         assert_eq!(parse_duration("1d"), ms(86_400_000));
-        for bad in ["", "10", "m", "-1s", "1.5s", "10 m", "1w", "99999999999999999s"] {
+        for bad in [
+            "",
+            "10",
+            "m",
+            "-1s",
+            "1.5s",
+            "10 m",
+            "1w",
+            "99999999999999999s",
+        ] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
         assert_eq!(show_duration(Duration::from_secs(600)), "10m");

@@ -68,8 +68,8 @@ mod watch;
 mod yaml;
 
 pub use audit::AuditLog;
-pub use cache::CachePolicy;
 pub use bounds::{MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES};
+pub use cache::CachePolicy;
 pub use compile::POLICY_SCHEMA;
 pub use error::PolicyError;
 pub use globs::{ModelGlob, ModelGlobs, normalize_model_name};

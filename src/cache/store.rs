@@ -1,0 +1,132 @@
+//! The process's one cache: a `moka` cache weighed by bytes, each entry
+//! living for its own policy's `ttl`.
+//!
+//! `max_bytes` is set per model, but the memory is one: the cache holds
+//! no more than the smallest `max_bytes` any `cache:` block of the policy
+//! in force sets, and an entry is kept only when it fits its own policy's
+//! `max_bytes` (and [`MAX_ENTRY_BYTES`]). A reload that changes that bound
+//! starts an empty cache of the new size (the old entries go with the
+//! old policy's version anyway, the key names it).
+//!
+//! The cache is `moka`'s synchronous one: a recording ends inside its
+//! body's last poll, where the insert must be visible at once to the
+//! client's next request without a task of its own; a lookup or an
+//! insert takes microseconds and never waits on I/O.
+
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicU64, Ordering},
+};
+use std::time::{Duration, Instant};
+
+use moka::{Expiry, notification::RemovalCause, sync::Cache};
+
+use super::entry::{Entry, Key, MAX_ENTRY_BYTES};
+use crate::policy::{Policy, raw::Tri};
+
+/// The cache of the process, shared by every worker.
+#[derive(Default)]
+pub(crate) struct Store {
+    sized: Mutex<Option<Arc<Sized>>>,
+}
+
+/// A cache built for one bound, and the bytes it holds.
+struct Sized {
+    capacity: u64,
+    cache: Cache<Key, Arc<Entry>>,
+    bytes: Arc<AtomicU64>,
+}
+
+/// Each entry lives for its own `ttl`, counted from when it was stored.
+struct OwnTtl;
+
+impl Expiry<Key, Arc<Entry>> for OwnTtl {
+    fn expire_after_create(&self, _: &Key, entry: &Arc<Entry>, _: Instant) -> Option<Duration> {
+        Some(entry.ttl)
+    }
+
+    fn expire_after_update(
+        &self,
+        _: &Key,
+        entry: &Arc<Entry>,
+        _: Instant,
+        _: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(entry.ttl)
+    }
+}
+
+impl Sized {
+    fn new(capacity: u64) -> Self {
+        let bytes = Arc::new(AtomicU64::new(0));
+        let held = bytes.clone();
+        let cache = Cache::builder()
+            .max_capacity(capacity)
+            .weigher(|_: &Key, e: &Arc<Entry>| e.bytes)
+            .expire_after(OwnTtl)
+            // Expired, evicted for room or replaced: the bytes are gone.
+            .eviction_listener(move |_, e: Arc<Entry>, _: RemovalCause| {
+                held.fetch_sub(u64::from(e.bytes), Ordering::Relaxed);
+            })
+            .build();
+        Self {
+            capacity,
+            cache,
+            bytes,
+        }
+    }
+}
+
+impl Store {
+    /// The cache sized for `capacity` bytes (a new, empty one when the
+    /// bound changed).
+    fn sized(&self, capacity: u64) -> Arc<Sized> {
+        let mut sized = self.sized.lock().unwrap_or_else(|p| p.into_inner());
+        match &*sized {
+            Some(s) if s.capacity == capacity => s.clone(),
+            _ => {
+                let s = Arc::new(Sized::new(capacity));
+                *sized = Some(s.clone());
+                super::meter::bytes(0);
+                s
+            }
+        }
+    }
+
+    /// The live entry under `key`, in a cache of `capacity` bytes.
+    pub(crate) fn get(&self, key: &Key, capacity: u64) -> Option<Arc<Entry>> {
+        self.sized(capacity).cache.get(key)
+    }
+
+    /// Keep `entry` under `key`, in a cache of `capacity` bytes.
+    pub(crate) fn insert(&self, key: Key, entry: Entry, capacity: u64) {
+        let s = self.sized(capacity);
+        let bytes = u64::from(entry.bytes);
+        s.bytes.fetch_add(bytes, Ordering::Relaxed);
+        s.cache.insert(key, Arc::new(entry));
+        // Evictions the insert caused are counted before the gauge is set.
+        s.cache.run_pending_tasks();
+        super::meter::bytes(s.bytes.load(Ordering::Relaxed));
+    }
+}
+
+/// The bound of the whole cache under `policy`: the smallest `max_bytes`
+/// of its `cache:` blocks (defaults and every `models:` entry).
+pub(crate) fn capacity(policy: &Policy) -> Option<u64> {
+    let defaults = policy.models.defaults().cache.as_ref().map(|c| c.max_bytes);
+    let entries = policy
+        .models
+        .entries()
+        .iter()
+        .filter_map(|(_, o)| match &o.cache {
+            Tri::Set(c) => Some(c.max_bytes),
+            Tri::Absent | Tri::Null => None,
+        });
+    defaults.into_iter().chain(entries).min()
+}
+
+/// The most bytes one entry of a policy with `max_bytes` may take in a
+/// cache of `capacity`.
+pub(crate) fn entry_cap(max_bytes: u64, capacity: u64) -> u64 {
+    max_bytes.min(capacity).min(MAX_ENTRY_BYTES)
+}
