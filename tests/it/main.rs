@@ -33,6 +33,7 @@ mod architecture;
 mod auth;
 mod binary;
 mod bypass;
+mod cache;
 mod concurrency;
 mod confidence;
 mod docs;

@@ -92,7 +92,7 @@ impl Fleet {
     /// upstreams' last `/api/ps` reads list it loaded (under that name or
     /// another of its names): `None` when none lists it with a digest, or
     /// when two list different builds (nothing is read now).
-    pub(crate) fn digest_of(&self, model: &str) -> Option<String> {
+    pub fn digest_of(&self, model: &str) -> Option<String> {
         let mut found: Option<String> = None;
         for member in self.seats.iter().filter_map(super::seat::Seat::member) {
             let loaded = member.loaded_detail();
