@@ -14,6 +14,9 @@
 //!
 //! A client that leaves early is charged at least the estimate for what it
 //! sent and what it was sent: the upstream did that work.
+//!
+//! A response-cache hit reports the counts recorded with its answer (1.),
+//! or, under `cache.charge_hits: false`, is waived: it charges nothing.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
