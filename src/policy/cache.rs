@@ -113,7 +113,7 @@ pub(crate) fn show_duration(d: Duration) -> String {
         ("m", 60_000),
         ("s", 1000),
     ] {
-        if ms % per == 0 {
+        if ms.is_multiple_of(per) {
             return format!("{}{unit}", ms / per);
         }
     }
