@@ -24,12 +24,12 @@ pub(crate) type Key = [u8; 32];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lookup {
     /// Answered from the cache.
-    Hit,
+    Hit = 0,
     /// Not in the cache: answered upstream, kept when clean.
-    Miss,
+    Miss = 1,
     /// Not looked up: not deterministic, the client said `no-cache`, or
     /// the model build is unknown.
-    Bypass,
+    Bypass = 2,
 }
 
 impl Lookup {

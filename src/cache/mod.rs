@@ -18,12 +18,13 @@ mod meter;
 mod record;
 mod replay;
 mod request;
+mod stats;
 mod store;
 mod verdict;
 
 pub(crate) use entry::{Key, Lookup, X_AUGUR_CACHE};
 pub(crate) use key::{Parts, Scope, key};
-pub(crate) use meter::{request as count_request, saved as count_saved};
+pub(crate) use meter::saved as count_saved;
 pub(crate) use record::{Recorder, record};
 pub(crate) use replay::replay;
 pub(crate) use request::{GENERATION_ROUTES, declined, deterministic, streams};

@@ -21,13 +21,19 @@ use std::time::{Duration, Instant};
 
 use moka::{Expiry, notification::RemovalCause, sync::Cache};
 
-use super::entry::{Entry, Key, MAX_ENTRY_BYTES};
+use serde_json::{Value, json};
+
+use super::{
+    entry::{Entry, Key, Lookup, MAX_ENTRY_BYTES},
+    stats::Stats,
+};
 use crate::policy::{Policy, raw::Tri};
 
 /// The cache of the process, shared by every worker.
 #[derive(Default)]
 pub(crate) struct Store {
     sized: Mutex<Option<Arc<Sized>>>,
+    stats: Stats,
 }
 
 /// A cache built for one bound, and the bytes it holds.
@@ -96,6 +102,22 @@ impl Store {
     /// The live entry under `key`, in a cache of `capacity` bytes.
     pub(crate) fn get(&self, key: &Key, capacity: u64) -> Option<Arc<Entry>> {
         self.sized(capacity).cache.get(key)
+    }
+
+    /// Count one request of `principal` for `model` (metrics and the
+    /// status page).
+    pub(crate) fn count(&self, principal: &str, model: &str, lookup: Lookup) {
+        super::meter::request(model, lookup);
+        self.stats.count(principal, lookup);
+    }
+
+    /// `/-/status.json`'s `cache`: `{bytes, entries, principals}`.
+    pub(crate) fn status_json(&self) -> Value {
+        let sized = self.sized.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (bytes, entries) = sized.map_or((0, 0), |s| {
+            (s.bytes.load(Ordering::Relaxed), s.cache.entry_count())
+        });
+        json!({"bytes": bytes, "entries": entries, "principals": self.stats.json()})
     }
 
     /// Keep `entry` under `key`, in a cache of `capacity` bytes.

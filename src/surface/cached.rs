@@ -33,14 +33,18 @@ where
         return answer(req).await;
     };
     let Some(key) = key_of(state, admitted, model, policy, path, &req) else {
-        cache::count_request(&model.name, Lookup::Bypass);
+        state
+            .cache
+            .count(admitted.principal.label(), &model.name, Lookup::Bypass);
         let mut r = answer(req).await;
         r.headers_mut()
             .insert(X_AUGUR_CACHE, Lookup::Bypass.header());
         return r;
     };
     if let Some(entry) = state.cache.get(&key, capacity) {
-        cache::count_request(&model.name, Lookup::Hit);
+        state
+            .cache
+            .count(admitted.principal.label(), &model.name, Lookup::Hit);
         if let Some(c) = entry.counts {
             cache::count_saved(&model.name, c.input + c.output);
         }
@@ -53,7 +57,9 @@ where
         }
         return cache::replay(&entry);
     }
-    cache::count_request(&model.name, Lookup::Miss);
+    state
+        .cache
+        .count(admitted.principal.label(), &model.name, Lookup::Miss);
     let recorder = Recorder {
         store: state.cache.clone(),
         key,

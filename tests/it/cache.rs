@@ -175,6 +175,25 @@ async fn principals_do_not_share_entries_unless_their_policy_names_a_group() {
         );
         assert_eq!(send(&live, path, &llama, bob, &[]).await.0.unwrap(), "hit");
         assert_eq!(generations(&live.fake), 3);
+
+        // The status page counts what each principal got.
+        let admin = live.augur.admin().await;
+        let status: Value = client()
+            .get(format!("{admin}/-/status.json"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            status["cache"]["principals"],
+            json!([
+                {"principal": "alice", "hit": 1, "miss": 2, "bypass": 0},
+                {"principal": "bob", "hit": 1, "miss": 1, "bypass": 0},
+            ])
+        );
+        assert_eq!(status["cache"]["entries"], 3);
         live.augur.stop().await;
     })
     .await;
