@@ -34,6 +34,7 @@ mod auth;
 mod binary;
 mod bypass;
 mod cache;
+mod cache_kept;
 mod concurrency;
 mod confidence;
 mod docs;
