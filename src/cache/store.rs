@@ -19,6 +19,7 @@ use std::sync::{
 };
 use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwapOption;
 use moka::{Expiry, notification::RemovalCause, sync::Cache};
 
 use serde_json::{Value, json};
@@ -32,7 +33,10 @@ use crate::policy::{Policy, raw::Tri};
 /// The cache of the process, shared by every worker.
 #[derive(Default)]
 pub(crate) struct Store {
-    sized: Mutex<Option<Arc<Sized>>>,
+    /// Read without a lock on every lookup.
+    sized: ArcSwapOption<Sized>,
+    /// Held only to build a cache of a new size.
+    resizing: Mutex<()>,
     stats: Stats,
 }
 
@@ -87,16 +91,17 @@ impl Store {
     /// The cache sized for `capacity` bytes (a new, empty one when the
     /// bound changed).
     fn sized(&self, capacity: u64) -> Arc<Sized> {
-        let mut sized = self.sized.lock().unwrap_or_else(|p| p.into_inner());
-        match &*sized {
-            Some(s) if s.capacity == capacity => s.clone(),
-            _ => {
-                let s = Arc::new(Sized::new(capacity));
-                *sized = Some(s.clone());
-                super::meter::bytes(0);
-                s
-            }
+        if let Some(s) = self.sized.load_full().filter(|s| s.capacity == capacity) {
+            return s;
         }
+        let _one = self.resizing.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = self.sized.load_full().filter(|s| s.capacity == capacity) {
+            return s;
+        }
+        let s = Arc::new(Sized::new(capacity));
+        self.sized.store(Some(s.clone()));
+        super::meter::bytes(0);
+        s
     }
 
     /// The live entry under `key`, in a cache of `capacity` bytes.
@@ -113,8 +118,7 @@ impl Store {
 
     /// `/-/status.json`'s `cache`: `{bytes, entries, principals}`.
     pub(crate) fn status_json(&self) -> Value {
-        let sized = self.sized.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let (bytes, entries) = sized.map_or((0, 0), |s| {
+        let (bytes, entries) = self.sized.load_full().map_or((0, 0), |s| {
             (s.bytes.load(Ordering::Relaxed), s.cache.entry_count())
         });
         json!({"bytes": bytes, "entries": entries, "principals": self.stats.json()})

@@ -182,3 +182,32 @@ async fn lookups_and_saved_tokens_are_counted() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_stream_whose_client_left_is_not_kept() {
+    bounded(30, async {
+        let policy = format!("models:\n  \"slow-stream:*\":\n    {CACHED}\n");
+        let live = start(&["slow-stream"], &policy).await;
+        let (path, body) = requests("slow-stream").remove(0);
+        let mut r = client()
+            .post(live.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(common::header(&r, "x-augur-cache"), Some("miss"));
+        assert!(r.chunk().await.unwrap().is_some());
+        drop(r);
+        // The upstream stream is dropped with the recording.
+        assert!(
+            live.fake
+                .wait_streams_aborted(1, Duration::from_secs(5))
+                .await
+        );
+        assert_eq!(send(&live, path, &body, None, &[]).await.0.unwrap(), "miss");
+        assert_eq!(send(&live, path, &body, None, &[]).await.0.unwrap(), "hit");
+        assert_eq!(generations(&live.fake), 2);
+        live.augur.stop().await;
+    })
+    .await;
+}
