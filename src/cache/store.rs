@@ -106,7 +106,11 @@ impl Store {
 
     /// The live entry under `key`, in a cache of `capacity` bytes.
     pub(crate) fn get(&self, key: &Key, capacity: u64) -> Option<Arc<Entry>> {
-        self.sized(capacity).cache.get(key)
+        let s = self.sized(capacity);
+        let entry = s.cache.get(key);
+        // Expired entries leave as lookups run the cache's upkeep.
+        super::meter::bytes(s.bytes.load(Ordering::Relaxed));
+        entry
     }
 
     /// Count one request of `principal` for `model` (metrics and the

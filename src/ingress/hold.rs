@@ -113,7 +113,9 @@ impl Settlement {
             // `charge_tokens` counts augur_tokens_charged_total.
             a.charge_tokens(self.tokens(completed, counts));
         }
-        if let Some(meter) = self.meter.take() {
+        // A replayed answer was not generated: the GenAI metrics describe
+        // the upstream's work only.
+        if let Some(meter) = self.meter.take().filter(|_| !self.usage.is_replayed()) {
             let ok = completed && self.success;
             let streamed = self.shape != Shape::Whole;
             meter.finish(counts, Ending { ok, streamed });

@@ -37,6 +37,8 @@ pub struct Usage {
     /// Nothing is charged: the answer cost the upstream nothing and the
     /// policy does not charge for it (a cache hit without `charge_hits`).
     waived: AtomicBool,
+    /// The answer is a replay (a cache hit): no upstream generated it.
+    replayed: AtomicBool,
 }
 
 impl Usage {
@@ -84,6 +86,16 @@ impl Usage {
     /// Charge nothing for this request.
     pub fn waive(&self) {
         self.waived.store(true, Ordering::Relaxed);
+    }
+
+    /// Mark the answer a replay: the GenAI metrics leave it out.
+    pub fn replayed(&self) {
+        self.replayed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the answer is a replay.
+    pub fn is_replayed(&self) -> bool {
+        self.replayed.load(Ordering::Relaxed)
     }
 
     /// Whether nothing is charged for this request.

@@ -48,6 +48,7 @@ where
         if let Some(c) = entry.counts {
             cache::count_saved(&model.name, c.input + c.output);
         }
+        admitted.usage.replayed();
         match entry.counts {
             _ if !policy.charge_hits => admitted.usage.waive(),
             // The tokens it cost when it was made (the time it took, not).

@@ -142,11 +142,13 @@ async fn hits_are_charged_to_token_budgets_unless_the_policy_says_not() {
 async fn lookups_and_saved_tokens_are_counted() {
     bounded(30, async {
         let handle = common::metrics();
-        let live = start(
-            &["echo"],
-            "models:\n  \"echo:*\":\n    cache: {ttl: 10m, max_bytes: 1048576}\n",
-        )
-        .await;
+        let policy = format!(
+            "models:\n  \"echo:*\":\n    cache: {{ttl: 10m, max_bytes: 1048576}}\n\
+             auth:\n  keys:\n    - {{id: cache-meter, key_sha256: {}}}\n",
+            sha256_hex("cache-meter-secret"),
+        );
+        let live = start(&["echo"], &policy).await;
+        let key = Some("cache-meter-secret");
         let text = || handle.render();
         let model = r#"model="echo:latest""#;
         let count = |t: &str, result: &str| {
@@ -156,13 +158,29 @@ async fn lookups_and_saved_tokens_are_counted() {
                 &[model, &format!("result=\"{result}\"")],
             )
         };
+        // The GenAI metrics of this key's requests: upstream work only.
+        let generated = |t: &str| {
+            common::metric(
+                t,
+                "gen_ai_client_operation_duration_seconds_count",
+                &[r#"principal="cache-meter""#],
+            )
+        };
         let before = text();
         let (path, mut body) = requests("echo").remove(0);
         body["stream"] = json!(false);
-        send(&live, path, &body, None, &[]).await;
-        send(&live, path, &body, None, &[]).await;
+        send(&live, path, &body, key, &[]).await;
+        let missed = text();
+        assert_eq!(generated(&missed), generated(&before) + 1.0);
+        send(&live, path, &body, key, &[]).await;
+        let hit = text();
+        assert_eq!(
+            generated(&hit),
+            generated(&missed),
+            "a hit is not generated"
+        );
         body["options"]["temperature"] = json!(1);
-        send(&live, path, &body, None, &[]).await;
+        send(&live, path, &body, key, &[]).await;
         let after = text();
         for result in ["miss", "hit", "bypass"] {
             assert!(
