@@ -8,6 +8,8 @@
 //!                ingress             canonical path, route class, bounded body
 //! 2 authenticate ingress, limits     API key -> principal (policy snapshot)
 //! 3 rate limit   ingress, limits     allow-list, per principal / model / tokens / concurrency
+//!   cache        surface::cached,    a deterministic repeat answered from memory
+//!                cache               (models whose policy sets `cache:`)
 //!                surface             each protocol translated into one exchange
 //! 4 normalize    pipeline::plan,     `format` values fixed, schemas made grammar-safe
 //!                format, schema
@@ -33,6 +35,7 @@ pub mod config;
 pub mod policy;
 
 pub(crate) mod admin;
+pub(crate) mod cache;
 pub(crate) mod client;
 pub(crate) mod confidence;
 pub(crate) mod ending;

@@ -38,6 +38,8 @@ pub struct Shared {
     pub metrics: Option<PrometheusHandle>,
     pub capabilities: Capabilities,
     pub validators: Validators,
+    /// The response cache (see [`crate::cache`]), one for every worker.
+    pub(crate) cache: Arc<crate::cache::Store>,
 }
 
 impl AppState {
@@ -77,6 +79,7 @@ impl AppState {
             metrics,
             capabilities,
             validators: Validators::shared().clone(),
+            cache: Arc::default(),
         })))
     }
 
@@ -94,6 +97,7 @@ impl AppState {
             metrics: self.metrics.clone(),
             capabilities,
             validators: self.validators.clone(),
+            cache: self.cache.clone(),
         })))
     }
 

@@ -147,6 +147,15 @@ function renderLimits(s) {
     : "Limits are counted in this process.";
 }
 
+function renderCache(s) {
+  const c = s.cache;
+  $("cache-note").textContent = `${c.entries} entries, ${bytes(c.bytes)}`;
+  fill("cache", c.principals.map((p) => el("tr", {},
+    el("td", {}, p.principal),
+    el("td", { class: "num" }, p.hit), el("td", { class: "num" }, p.miss), el("td", { class: "num" }, p.bypass))),
+    "no request for a model with a cache", 4);
+}
+
 function renderPolicy(s) {
   const p = s.policy;
   const dl = $("policy");
@@ -176,6 +185,7 @@ function render(s) {
   renderTiles(s);
   renderUpstreams(s);
   renderLimits(s);
+  renderCache(s);
   renderPolicy(s);
   renderEvents(s);
 }

@@ -12,6 +12,7 @@
 //!                    loaded_read_at, loaded_error, last_error } ],
 //!   "limits":   { queues, budgets, rates: { default, keys, usage }, store },
 //!   "policy":   { version, loaded_at, files, last_error, last_error_at, effective },
+//!   "cache":    { bytes, entries, principals: [ { principal, hit, miss, bypass } ] },
 //!   "events":   [ { at, request_id, principal, model, kind, detail } ]   // newest first
 //! }
 //! ```
@@ -45,6 +46,7 @@ pub(super) async fn snapshot(State(state): State<AppState>) -> Response {
         "upstreams": state.fleet.loaded_json(),
         "limits": state.limits.status_json(&policy),
         "policy": state.policies.status_json(),
+        "cache": state.cache.status_json(),
         "events": events.recent_json(),
     });
     ([(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()

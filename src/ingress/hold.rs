@@ -84,6 +84,9 @@ impl Settlement {
 
     /// Tokens to charge; `completed` is false when the client left early.
     fn tokens(&self, completed: bool, counts: Option<Counts>) -> u64 {
+        if self.usage.is_waived() {
+            return 0;
+        }
         let generated = match self.shape {
             Shape::Lines => self.newlines,
             Shape::Events => self.newlines / 2,
@@ -110,7 +113,9 @@ impl Settlement {
             // `charge_tokens` counts augur_tokens_charged_total.
             a.charge_tokens(self.tokens(completed, counts));
         }
-        if let Some(meter) = self.meter.take() {
+        // A replayed answer was not generated: the GenAI metrics describe
+        // the upstream's work only.
+        if let Some(meter) = self.meter.take().filter(|_| !self.usage.is_replayed()) {
             let ok = completed && self.success;
             let streamed = self.shape != Shape::Whole;
             meter.finish(counts, Ending { ok, streamed });

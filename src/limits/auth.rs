@@ -48,6 +48,11 @@ impl Principal {
         self.key.as_deref().unwrap_or("anonymous")
     }
 
+    /// The id of the API key it presented; `None` when anonymous.
+    pub fn key_id(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
     /// Limiter key; key ids and IPs live in separate namespaces.
     pub(crate) fn limiter_key(&self) -> String {
         match &self.key {

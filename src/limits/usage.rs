@@ -14,6 +14,9 @@
 //!
 //! A client that leaves early is charged at least the estimate for what it
 //! sent and what it was sent: the upstream did that work.
+//!
+//! A response-cache hit reports the counts recorded with its answer (1.),
+//! or, under `cache.charge_hits: false`, is waived: it charges nothing.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -31,6 +34,11 @@ pub struct Usage {
     any: AtomicBool,
     /// Estimated prompt tokens, from the request body's size.
     prompt_estimate: AtomicU64,
+    /// Nothing is charged: the answer cost the upstream nothing and the
+    /// policy does not charge for it (a cache hit without `charge_hits`).
+    waived: AtomicBool,
+    /// The answer is a replay (a cache hit): no upstream generated it.
+    replayed: AtomicBool,
 }
 
 impl Usage {
@@ -73,6 +81,26 @@ impl Usage {
     /// The estimated prompt tokens.
     pub fn prompt_estimate(&self) -> u64 {
         self.prompt_estimate.load(Ordering::Relaxed)
+    }
+
+    /// Charge nothing for this request.
+    pub fn waive(&self) {
+        self.waived.store(true, Ordering::Relaxed);
+    }
+
+    /// Mark the answer a replay: the GenAI metrics leave it out.
+    pub fn replayed(&self) {
+        self.replayed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the answer is a replay.
+    pub fn is_replayed(&self) -> bool {
+        self.replayed.load(Ordering::Relaxed)
+    }
+
+    /// Whether nothing is charged for this request.
+    pub fn is_waived(&self) -> bool {
+        self.waived.load(Ordering::Relaxed)
     }
 }
 

@@ -239,6 +239,11 @@ impl<'a> Builder<'a> {
             ..Overlay::default()
         };
         o.routing = super::routing::overlay(file, at, s)?;
+        o.cache = match &s.cache {
+            Tri::Absent => Tri::Absent,
+            Tri::Null => Tri::Null,
+            Tri::Set(c) => Tri::Set(super::cache::compile(file, at, c)?),
+        };
         if let Some(e) = &s.emulate_tools {
             let opts = [
                 ("auto", EmulateTools::Auto),

@@ -46,6 +46,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod bounds;
+pub(crate) mod cache;
 mod compile;
 pub(crate) mod error;
 mod fallback;
@@ -68,6 +69,7 @@ mod yaml;
 
 pub use audit::AuditLog;
 pub use bounds::{MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES};
+pub use cache::CachePolicy;
 pub use compile::POLICY_SCHEMA;
 pub use error::PolicyError;
 pub use globs::{ModelGlob, ModelGlobs, normalize_model_name};

@@ -265,6 +265,8 @@ pub struct ModelPolicy {
     pub confidence: Option<ConfidencePolicy>,
     /// `routing:` and `affinity:`: how requests spread over upstreams.
     pub routing: super::routing::RoutingPolicy,
+    /// `cache:`: deterministic answers kept and replayed; off by default.
+    pub cache: Option<super::cache::CachePolicy>,
     /// The glob that selected the model's settings (for metric labels and logs).
     pub matched_glob: Option<String>,
 }
@@ -294,6 +296,7 @@ impl Default for ModelPolicy {
             fallback: None,
             confidence: None,
             routing: super::routing::RoutingPolicy::default(),
+            cache: None,
             matched_glob: None,
         }
     }

@@ -86,6 +86,20 @@ pub(crate) struct RawSettings {
     pub routing: Option<String>,
     #[serde(default)]
     pub affinity: Option<RawAffinity>,
+    /// `null` = no cache.
+    #[serde(default)]
+    pub cache: Tri<RawCache>,
+}
+
+/// `cache:` block: an exact response cache for deterministic requests.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCache {
+    pub ttl: String,
+    pub max_bytes: u64,
+    pub share: Option<String>,
+    pub charge_hits: Option<bool>,
+    pub store: Option<String>,
 }
 
 /// `affinity:` block: the load bound and what keys a conversation.

@@ -60,6 +60,8 @@ pub struct Overlay {
     pub confidence: Tri<ConfidencePolicy>,
     /// `routing:` and `affinity:`.
     pub routing: super::routing::RoutingOverlay,
+    /// `cache:`; a block replaces the inherited one whole.
+    pub cache: Tri<super::cache::CachePolicy>,
 }
 
 fn set<T: Copy>(slot: &mut T, value: Option<T>) {
@@ -171,6 +173,11 @@ impl Overlay {
             Tri::Absent => {}
             Tri::Null => p.fallback = None,
             Tri::Set(f) => p.fallback = Some(f.clone()),
+        }
+        match &self.cache {
+            Tri::Absent => {}
+            Tri::Null => p.cache = None,
+            Tri::Set(c) => p.cache = Some(c.clone()),
         }
     }
 }

@@ -62,6 +62,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
     add(!matches!(s.concurrency, Tri::Absent), "concurrency");
     add(!matches!(s.fallback, Tri::Absent), "fallback");
     add(!matches!(s.confidence, Tri::Absent), "confidence");
+    add(!matches!(s.cache, Tri::Absent), "cache");
     keys
 }
 
@@ -165,6 +166,13 @@ fn settings(p: &ModelPolicy) -> Value {
                 .map(|t| json!({"confidence_below": t.get()}));
             json!({"models": f.models, "on": on, "when": when})
         }),
+        "cache": p.cache.as_ref().map(|c| json!({
+            "ttl": super::cache::show_duration(c.ttl),
+            "max_bytes": c.max_bytes,
+            "share": c.share,
+            "charge_hits": c.charge_hits,
+            "store": "memory",
+        })),
     })
 }
 

@@ -110,6 +110,8 @@ fn shipped_example_uncommented_is_valid() {
     only_defaults.format = None;
     only_defaults.concurrency = None;
     only_defaults.fallback = None;
+    // The example shows a cache block; the default is none.
+    assert!(only_defaults.cache.take().is_some());
     // The example writes out what the default amounts to under `auto`.
     assert_eq!(only_defaults.rescue_text_calls, Some(true));
     assert!(ModelPolicy::default().rescues_text_calls());

@@ -18,6 +18,7 @@
 mod adapter;
 pub(crate) mod advertise;
 pub(crate) mod anthropic;
+mod cached;
 pub(crate) mod dropped;
 pub(crate) mod frames;
 pub(crate) mod listing;

@@ -28,8 +28,19 @@ use crate::{
     upstream::{Replay, Target},
 };
 
-/// Fallback handler: forward anything augur does not handle itself.
-pub(crate) async fn handle(State(state): State<AppState>, _: Admitted, req: Request) -> Response {
+/// Fallback handler: forward anything augur does not handle itself (a
+/// generation route, `/v1/completions`, through the response cache).
+pub(crate) async fn handle(
+    State(state): State<AppState>,
+    admitted: Admitted,
+    req: Request,
+) -> Response {
+    let st = state.clone();
+    super::cached::serve(&st, &admitted, req, |req| forward_handled(state, req)).await
+}
+
+/// Forward `req`; errors as responses.
+async fn forward_handled(state: AppState, req: Request) -> Response {
     let limit = req.extensions().get::<BodyLimit>().cloned();
     forward(&state, req)
         .await

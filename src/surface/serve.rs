@@ -22,20 +22,25 @@ use crate::{
 };
 
 use super::adapter::{Adapter, Amended, Translation};
-use super::passthrough;
+use super::{cached, passthrough};
 
-/// Answer an admitted request on `surface`: forward it unchanged when
-/// augur has nothing to change, else translate, run the pipeline and
-/// render; errors in the route's own error shape.
+/// Answer an admitted request on `surface`: from the response cache when
+/// its model has one and it holds the answer ([`cached`]); else forward it
+/// unchanged when augur has nothing to change, or translate, run the
+/// pipeline and render; errors in the route's own error shape.
 pub(crate) async fn serve<A: Adapter>(
     surface: &A,
     state: AppState,
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    handle(surface, state, admitted, req)
-        .await
-        .unwrap_or_else(IntoResponse::into_response)
+    let (st, adm) = (state.clone(), admitted.clone());
+    cached::serve(&st, &adm, req, |req| async move {
+        handle(surface, state, admitted, req)
+            .await
+            .unwrap_or_else(IntoResponse::into_response)
+    })
+    .await
 }
 
 async fn handle<A: Adapter>(

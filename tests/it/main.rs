@@ -33,6 +33,8 @@ mod architecture;
 mod auth;
 mod binary;
 mod bypass;
+mod cache;
+mod cache_kept;
 mod concurrency;
 mod confidence;
 mod docs;

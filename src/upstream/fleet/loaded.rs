@@ -88,6 +88,30 @@ impl Fleet {
         })
     }
 
+    /// The digest of the model named `model` (normalized) as the
+    /// upstreams' last `/api/ps` reads list it loaded (under that name or
+    /// another of its names): `None` when none lists it with a digest, or
+    /// when two list different builds (nothing is read now).
+    pub fn digest_of(&self, model: &str) -> Option<String> {
+        let mut found: Option<String> = None;
+        for member in self.seats.iter().filter_map(super::seat::Seat::member) {
+            let loaded = member.loaded_detail();
+            let digests = loaded
+                .models
+                .iter()
+                .filter(|l| l.name == model || l.aliases.iter().any(|a| a == model))
+                .filter_map(|l| l.digest.as_deref());
+            for digest in digests {
+                match &found {
+                    Some(seen) if seen != digest => return None,
+                    Some(_) => {}
+                    None => found = Some(digest.to_string()),
+                }
+            }
+        }
+        found
+    }
+
     /// Each upstream's health, load and loaded models, as the status page
     /// shows them (nothing is read now).
     pub fn loaded_json(&self) -> Value {

@@ -51,6 +51,9 @@ pub struct Model {
     /// The model this one is a copy of (`ollama cp`): the same manifest,
     /// so the same digest.
     pub copy_of: Option<String>,
+    /// How many times the model was rebuilt under its name (a new pull or
+    /// create): each build has its own digest.
+    pub revision: u32,
 }
 
 impl Model {
@@ -62,6 +65,7 @@ impl Model {
             parameter_size: "3.2B",
             capabilities: vec!["completion"],
             copy_of: None,
+            revision: 0,
         }
     }
 
@@ -89,6 +93,9 @@ impl Model {
         for b in self.copy_of.as_ref().unwrap_or(&self.name).bytes() {
             h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
         }
+        if self.revision > 0 {
+            h = (h ^ u64::from(self.revision)).wrapping_mul(0x100_0000_01b3);
+        }
         format!("{h:016x}").repeat(4)
     }
     fn size(&self) -> u64 {
@@ -108,6 +115,7 @@ pub fn default_models() -> Vec<Model> {
         parameter_size: size,
         capabilities: caps.to_vec(),
         copy_of: None,
+        revision: 0,
     };
     let mut v = vec![
         m(

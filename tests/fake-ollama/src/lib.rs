@@ -512,6 +512,17 @@ impl FakeOllama {
     pub fn blob_bytes(&self) -> u64 {
         self.shared.counters.blob_bytes.load(Ordering::Relaxed)
     }
+    /// Rebuilds `model` under its name (as a new `ollama pull` or `ollama create` would): its
+    /// digest in `/api/tags` and `/api/ps` changes; its answers do not.
+    pub fn rebuild(&self, model: &str) {
+        let name = catalog::normalize(model);
+        for m in lock(&self.shared.models)
+            .iter_mut()
+            .filter(|m| m.name == name)
+        {
+            m.revision += 1;
+        }
+    }
     /// Appends scripted replies for `model` (it must be a catalog model or scripted at build time).
     pub fn push_script(&self, model: &str, replies: Vec<String>) {
         lock(&self.shared.scripts)

@@ -8,6 +8,7 @@
     clippy::field_reassign_with_default
 )]
 
+pub mod cached;
 pub mod certs;
 pub mod dns_server;
 pub mod formats;
