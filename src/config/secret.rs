@@ -26,14 +26,5 @@ impl std::fmt::Debug for Secret {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_compare_whole() {
-        let s = Secret("token".into());
-        assert!(s.matches(b"token"));
-        assert!(!s.matches(b"toke"));
-        assert!(!s.matches(b"token2"));
-    }
-}
+#[path = "secret_tests.rs"]
+mod tests;

@@ -68,6 +68,4 @@ pub(crate) use limiter::{Admission, Limits};
 pub(crate) use usage::Usage;
 
 #[cfg(test)]
-mod store_tests;
-#[cfg(test)]
 mod tests;

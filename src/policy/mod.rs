@@ -81,8 +81,4 @@ pub use store::{PolicyStatus, PolicyStore, policies_handler};
 pub use watch::{DEBOUNCE, POLL_INTERVAL};
 
 #[cfg(test)]
-mod fallback_tests;
-#[cfg(test)]
-mod reject_tests;
-#[cfg(test)]
 mod tests;

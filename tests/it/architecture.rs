@@ -530,3 +530,55 @@ fn job_methods_are_called_one_way() {
         panic!("a call loop through Job's methods in src/pipeline: {cycle}");
     }
 }
+
+/// Unit tests have one arrangement (docs/code.md): none inline in a
+/// production file, and a file's own in `<file>_tests.rs` beside it,
+/// declared by that file.
+#[test]
+fn unit_tests_live_beside_their_file() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    walk(&src, &mut all);
+    let mut wrong = Vec::new();
+    for file in &all {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let text = fs::read_to_string(file).unwrap();
+        let in_tests =
+            name.contains("tests") || file.components().any(|c| c.as_os_str() == "tests");
+        if !in_tests
+            && text
+                .lines()
+                .any(|l| l.trim_start().starts_with("mod tests {"))
+        {
+            wrong.push(format!("{}: a test module written inline", file.display()));
+        }
+        if let Some(stem) = name.strip_suffix("_tests.rs") {
+            let owner = file.with_file_name(format!("{stem}.rs"));
+            let declared = fs::read_to_string(&owner)
+                .is_ok_and(|t| t.contains(&format!("#[path = \"{name}\"]")));
+            if !declared {
+                wrong.push(format!("{}: not declared by {stem}.rs", file.display()));
+            }
+        }
+    }
+    assert!(
+        all.len() > 100,
+        "the reader sees the sources: {}",
+        all.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "unit tests out of place:\n{}",
+        wrong.join("\n")
+    );
+}

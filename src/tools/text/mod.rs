@@ -60,10 +60,6 @@ mod stream;
 mod xml;
 
 #[cfg(test)]
-mod forms_tests;
-#[cfg(test)]
-mod stream_tests;
-#[cfg(test)]
 mod tests;
 
 pub use event::TextEvent;

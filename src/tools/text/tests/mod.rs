@@ -1,5 +1,8 @@
 //! The forms, the Python literals and malformed input, read whole.
 
+mod forms;
+mod stream;
+
 use serde_json::{Value, json};
 
 use super::{Extracted, TextError, TextFormat, extract, render_calls, shape_of};

@@ -1,5 +1,7 @@
 //! Unit tests: auth, rate limits, token budgets, concurrency, reload effects.
 
+mod store;
+
 use std::{
     net::{IpAddr, Ipv4Addr},
     time::{Duration, Instant},

@@ -2,8 +2,8 @@
 
 use proptest::prelude::*;
 
-use super::tests::set;
-use super::{Extracted, TextEvent, TextStream, extract};
+use super::super::{Extracted, TextEvent, TextStream, extract};
+use super::set;
 
 /// Feed `text` in pieces cut at `cuts` (byte offsets, snapped to char
 /// boundaries) and collect what comes out.
@@ -149,14 +149,14 @@ fn a_long_block_is_given_up_at_the_bound() {
     let mut stream = TextStream::new(&set());
     let mut events = stream.feed("[get_weather(city='");
     let filler = "x".repeat(1000);
-    for _ in 0..super::MAX_BLOCK / 1000 + 1 {
+    for _ in 0..super::super::MAX_BLOCK / 1000 + 1 {
         events.extend(stream.feed(&filler));
     }
     assert!(
         events.iter().any(|e| matches!(
             e,
             TextEvent::Unparsed {
-                error: super::TextError::TooLong,
+                error: super::super::TextError::TooLong,
                 ..
             }
         )),

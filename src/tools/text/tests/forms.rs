@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::tests::set;
-use super::{Extracted, MAX_BLOCK, MAX_CALLS, TextError, TextEvent, TextStream, extract};
+use super::super::{Extracted, MAX_BLOCK, MAX_CALLS, TextError, TextEvent, TextStream, extract};
+use super::set;
 use crate::tools::{ToolCall, ToolSet};
 
 fn call(name: &str, arguments: Value) -> ToolCall {

@@ -10,7 +10,7 @@ use std::{
 
 use http::StatusCode;
 
-use super::{error::Scope, shared::keys::key_for, shared::tests::Server, *};
+use super::super::{error::Scope, shared::keys::key_for, shared::tests::Server, *};
 use crate::policy::{Policy, load_dir};
 
 const IP: IpAddr = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));

@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use super::*;
+use super::super::*;
 
 fn load(text: &str) -> Result<Policy, PolicyError> {
     let (p, s) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

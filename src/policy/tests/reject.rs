@@ -1,8 +1,8 @@
 //! Unit tests: policy files and schemas refused with the file and place,
 //! schema versions, and defaults that follow other settings.
 
-use super::tests::{dirs, load, write};
-use super::*;
+use super::super::*;
+use super::{dirs, load, write};
 
 fn rejected(text: &str) -> String {
     load(&[

@@ -1,5 +1,8 @@
 //! Unit tests: merging, glob resolution, compile errors.
 
+mod fallback;
+mod reject;
+
 use std::{fs, path::Path};
 
 use super::*;
