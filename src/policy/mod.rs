@@ -44,6 +44,7 @@
 //! files (and symlinks to them) are read: a FIFO, socket or device is
 //! refused, unopened, with an error naming it (see [`regular`]).
 
+mod api_keys;
 pub(crate) mod audit;
 pub(crate) mod bounds;
 pub(crate) mod cache;
