@@ -40,6 +40,9 @@ pub struct Shared {
     pub validators: Validators,
     /// The response cache (see [`crate::cache`]), one for every worker.
     pub(crate) cache: Arc<crate::cache::Store>,
+    /// The ring of recent events and the totals since start, every
+    /// worker recording into it (shown by `/-/status`).
+    pub(crate) events: Arc<crate::telemetry::events::Events>,
 }
 
 impl AppState {
@@ -80,6 +83,7 @@ impl AppState {
             capabilities,
             validators: Validators::shared().clone(),
             cache: Arc::default(),
+            events: Arc::default(),
         })))
     }
 
@@ -98,6 +102,7 @@ impl AppState {
             capabilities,
             validators: self.validators.clone(),
             cache: self.cache.clone(),
+            events: self.events.clone(),
         })))
     }
 

@@ -36,7 +36,7 @@ pub(super) fn started_at() -> SystemTime {
 }
 
 pub(super) async fn snapshot(State(state): State<AppState>) -> Response {
-    let events = telemetry::events::global();
+    let events = &state.events;
     let policy = state.policies.snapshot();
     let body = json!({
         "now": telemetry::rfc3339(SystemTime::now()),

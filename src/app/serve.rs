@@ -60,8 +60,10 @@ pub fn router(state: AppState) -> Proxy {
         )
         .fallback(passthrough::handle)
         .with_state(state.clone());
+    let events = state.events.clone();
     let admitted = crate::ingress::IngressLayer::new(state).layer(routes);
-    crate::telemetry::TelemetryLayer::new(crate::ingress::routes::metric_label).layer(admitted)
+    crate::telemetry::TelemetryLayer::new(crate::ingress::routes::metric_label, events)
+        .layer(admitted)
 }
 
 /// How client connections are accepted.

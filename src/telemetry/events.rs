@@ -130,12 +130,6 @@ pub(crate) struct Events {
     by_ending: [AtomicU64; Ending::ALL.len()],
 }
 
-/// The events of this process (every worker records into it).
-pub(crate) fn global() -> &'static Events {
-    static EVENTS: std::sync::OnceLock<Events> = std::sync::OnceLock::new();
-    EVENTS.get_or_init(Events::default)
-}
-
 /// `text` cut to `max` characters.
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

@@ -25,6 +25,7 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use tracing::{Instrument, instrument::Instrumented};
 
 use super::{
+    events::Events,
     otel, spans,
     timing::{REQUEST_ID, Timing},
 };
@@ -34,15 +35,17 @@ use crate::ending::{BodyEnd, Ending};
 pub(super) type RouteLabel = fn(&str) -> &'static str;
 
 /// Wraps a service in [`Telemetry`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct TelemetryLayer {
     label: RouteLabel,
+    events: Arc<Events>,
 }
 
 impl TelemetryLayer {
-    /// Telemetry whose request metrics name routes by `label`.
-    pub(crate) fn new(label: RouteLabel) -> Self {
-        Self { label }
+    /// Telemetry whose request metrics name routes by `label`, recording
+    /// what augur did into `events`.
+    pub(crate) fn new(label: RouteLabel, events: Arc<Events>) -> Self {
+        Self { label, events }
     }
 }
 
@@ -53,6 +56,7 @@ impl<S> tower::Layer<S> for TelemetryLayer {
         Telemetry {
             inner,
             label: self.label,
+            events: self.events.clone(),
         }
     }
 }
@@ -62,6 +66,7 @@ impl<S> tower::Layer<S> for TelemetryLayer {
 pub struct Telemetry<S> {
     inner: S,
     label: RouteLabel,
+    events: Arc<Events>,
 }
 
 impl<S> tower::Service<Request> for Telemetry<S>
@@ -105,6 +110,7 @@ where
             request_id: id,
             streaming: false,
             events: Vec::new(),
+            ring: self.events.clone(),
         };
         TelemetryFuture {
             inner: self.inner.call(req).instrument(span),
@@ -193,6 +199,8 @@ struct Finish {
     streaming: bool,
     /// What the response reports augur did (see [`super::events`]).
     events: Vec<(super::events::Kind, String)>,
+    /// Where they are kept.
+    ring: Arc<Events>,
 }
 
 /// Metric handles of one (route, status, ending), registered once per
@@ -281,7 +289,7 @@ impl Finish {
     /// Count the request, and keep what augur did to it among the recent
     /// events.
     fn record_events(&self, ending: Ending) {
-        let events = super::events::global();
+        let events = &self.ring;
         events.request_ended(ending);
         if self.events.is_empty() {
             return;

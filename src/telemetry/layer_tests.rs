@@ -21,6 +21,7 @@ async fn the_record_is_kept_until_the_body_ends() {
             request_id: HeaderValue::from_static("-"),
             streaming: true,
             events: Vec::new(),
+            ring: Arc::default(),
         }),
     });
     for _ in 0..2 {
