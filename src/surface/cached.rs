@@ -18,6 +18,13 @@ use crate::{
     state::AppState,
 };
 
+/// Whether `req` goes through the response cache: a model request on a
+/// generation route whose model's policy has one. Requests it is not
+/// (most traffic) pay this check alone.
+pub(crate) fn applies(admitted: &Admitted, req: &Request) -> bool {
+    cached(admitted, req).is_some()
+}
+
 /// Answer `req` from the cache, or with `answer` (recorded on a miss).
 pub(crate) async fn serve<F, Fut>(
     state: &AppState,

@@ -34,6 +34,11 @@ pub(crate) async fn serve<A: Adapter>(
     admitted: Admitted,
     req: Request,
 ) -> Response {
+    if !cached::applies(&admitted, &req) {
+        return handle(surface, state, admitted, req)
+            .await
+            .unwrap_or_else(IntoResponse::into_response);
+    }
     let (st, adm) = (state.clone(), admitted.clone());
     cached::serve(&st, &adm, req, |req| async move {
         handle(surface, state, admitted, req)
