@@ -45,6 +45,7 @@ pub(crate) mod guard;
 pub(crate) mod ingress;
 pub(crate) mod limits;
 pub(crate) mod pipeline;
+pub(crate) mod record;
 pub(crate) mod reload;
 pub(crate) mod schema;
 pub(crate) mod shutdown;

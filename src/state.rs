@@ -40,6 +40,8 @@ pub struct Shared {
     pub validators: Validators,
     /// The response cache (see [`crate::cache`]), one for every worker.
     pub(crate) cache: Arc<crate::cache::Store>,
+    /// The record files' writers (see [`crate::record`]), one for every worker.
+    pub(crate) record: Arc<crate::record::Sinks>,
 }
 
 impl AppState {
@@ -80,6 +82,7 @@ impl AppState {
             capabilities,
             validators: Validators::shared().clone(),
             cache: Arc::default(),
+            record: Arc::default(),
         })))
     }
 
@@ -98,6 +101,7 @@ impl AppState {
             capabilities,
             validators: self.validators.clone(),
             cache: self.cache.clone(),
+            record: self.record.clone(),
         })))
     }
 

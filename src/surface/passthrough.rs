@@ -36,7 +36,7 @@ pub(crate) async fn handle(
     req: Request,
 ) -> Response {
     let st = state.clone();
-    super::cached::serve(&st, &admitted, req, |req| forward_handled(state, req)).await
+    super::recorded::serve(&st, &admitted, req, |req| forward_handled(state, req)).await
 }
 
 /// Forward `req`; errors as responses.

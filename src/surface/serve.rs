@@ -22,7 +22,7 @@ use crate::{
 };
 
 use super::adapter::{Adapter, Amended, Translation};
-use super::{cached, passthrough};
+use super::{passthrough, recorded};
 
 /// Answer an admitted request on `surface`: from the response cache when
 /// its model has one and it holds the answer ([`cached`]); else forward it
@@ -35,7 +35,7 @@ pub(crate) async fn serve<A: Adapter>(
     req: Request,
 ) -> Response {
     let (st, adm) = (state.clone(), admitted.clone());
-    cached::serve(&st, &adm, req, |req| async move {
+    recorded::serve(&st, &adm, req, |req| async move {
         handle(surface, state, admitted, req)
             .await
             .unwrap_or_else(IntoResponse::into_response)

@@ -68,6 +68,7 @@ mod policy_reload;
 mod policy_special_files;
 mod proxy;
 mod rate_limits;
+mod record;
 mod response_format;
 mod responses;
 mod retry_feedback;

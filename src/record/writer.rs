@@ -1,0 +1,144 @@
+//! One writer thread per record file, fed through a bounded channel: a
+//! request hands its line over without waiting, and a line that finds the
+//! channel full is dropped and counted in `augur_record_dropped_total`.
+//! The thread appends each line, rotating the file at its `max_bytes`
+//! (`file` → `file.1` → … → `file.<keep>`, the oldest removed), and ends
+//! when every sender is gone.
+
+use std::{
+    collections::HashMap,
+    fs::{self, File, OpenOptions},
+    io::Write,
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
+
+use tokio::sync::mpsc;
+
+use crate::policy::RecordPolicy;
+
+/// Lines waiting for one file's writer.
+pub(crate) const CHANNEL: usize = 64;
+/// Most record files open at once (a policy naming more records none past it).
+const MAX_FILES: usize = 64;
+
+/// Where one file's lines go.
+#[derive(Clone)]
+pub(crate) struct Sink(mpsc::Sender<String>);
+
+impl Sink {
+    /// Hand `line` to the writer; dropped (and counted) when it is behind.
+    pub(super) fn send(&self, line: String) {
+        if self.0.try_send(line).is_err() {
+            metrics::counter!("augur_record_dropped_total").increment(1);
+        }
+    }
+}
+
+/// The writers of every record file, one per path.
+#[derive(Default)]
+pub(crate) struct Sinks {
+    open: Mutex<HashMap<PathBuf, Sink>>,
+}
+
+impl Sinks {
+    /// The sink of `policy`'s file, its writer started on first use;
+    /// `None` past [`MAX_FILES`] files or when no thread can start.
+    pub(crate) fn sink(&self, policy: &RecordPolicy) -> Option<Sink> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(sink) = open.get(&policy.path) {
+            return Some(sink.clone());
+        }
+        if open.len() >= MAX_FILES {
+            tracing::warn!(path = %policy.path.display(), "too many record files; not recording");
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(CHANNEL);
+        let file = Rotating {
+            path: policy.path.clone(),
+            max_bytes: policy.max_bytes,
+            keep: policy.keep,
+            file: None,
+            size: 0,
+        };
+        let started = std::thread::Builder::new()
+            .name("augur-record".into())
+            .spawn(move || write_all(rx, file));
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "cannot start the record writer");
+            return None;
+        }
+        let sink = Sink(tx);
+        open.insert(policy.path.clone(), sink.clone());
+        Some(sink)
+    }
+}
+
+/// A file that rotates at `max_bytes`.
+struct Rotating {
+    path: PathBuf,
+    max_bytes: u64,
+    keep: u32,
+    file: Option<File>,
+    size: u64,
+}
+
+fn write_all(mut rx: mpsc::Receiver<String>, mut file: Rotating) {
+    while let Some(mut line) = rx.blocking_recv() {
+        line.push('\n');
+        if let Err(e) = file.write(line.as_bytes()) {
+            tracing::warn!(path = %file.path.display(), error = %e, "cannot write the record file");
+            file.file = None;
+        }
+    }
+}
+
+impl Rotating {
+    fn write(&mut self, line: &[u8]) -> std::io::Result<()> {
+        if self.file.is_none() {
+            self.open()?;
+        }
+        if self.size > 0 && self.size + line.len() as u64 > self.max_bytes {
+            self.file = None;
+            rotate(&self.path, self.keep)?;
+            self.open()?;
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        file.write_all(line)?;
+        self.size += line.len() as u64;
+        Ok(())
+    }
+
+    fn open(&mut self) -> std::io::Result<()> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        self.size = file.metadata()?.len();
+        self.file = Some(file);
+        Ok(())
+    }
+}
+
+fn numbered(path: &Path, n: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
+/// `path` → `path.1`, each `path.n` → `path.n+1`, past `keep` removed.
+fn rotate(path: &Path, keep: u32) -> std::io::Result<()> {
+    if keep == 0 {
+        return fs::remove_file(path);
+    }
+    let _ = fs::remove_file(numbered(path, keep));
+    for n in (1..keep).rev() {
+        let from = numbered(path, n);
+        if from.exists() {
+            fs::rename(&from, numbered(path, n + 1))?;
+        }
+    }
+    fs::rename(path, numbered(path, 1))
+}
