@@ -47,6 +47,7 @@ pub(crate) mod limits;
 pub(crate) mod pipeline;
 pub(crate) mod record;
 pub(crate) mod reload;
+pub(crate) mod replay;
 pub(crate) mod schema;
 pub(crate) mod shutdown;
 pub(crate) mod state;
@@ -67,6 +68,7 @@ pub use client::ClientInfo;
 pub use error::{Flavor, ProxyError};
 pub use ingress::{Admitted, Class, IngressLayer};
 pub use pipeline::output::Output;
+pub use replay::run as replay;
 pub use telemetry::{
     events::CAPACITY as EVENTS_CAPACITY, install_metrics, log::layer as log_layer, otel,
 };

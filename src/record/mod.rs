@@ -17,6 +17,6 @@ mod tap;
 mod writer;
 
 pub(crate) use answer::answer;
-pub(crate) use exchange::Meta;
+pub(crate) use exchange::{Meta, done_fields};
 pub(crate) use tap::Tap;
 pub(crate) use writer::Sinks;

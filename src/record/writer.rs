@@ -10,7 +10,10 @@ use std::{
     fs::{self, File, OpenOptions},
     io::Write,
     path::{Path, PathBuf},
-    sync::Mutex,
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use tokio::sync::mpsc;
@@ -39,12 +42,22 @@ impl Sink {
 #[derive(Default)]
 pub(crate) struct Sinks {
     open: Mutex<HashMap<PathBuf, Sink>>,
+    /// Nothing is recorded (`augur replay --check` replays a recording).
+    off: AtomicBool,
 }
 
 impl Sinks {
+    /// Record nothing from now on.
+    pub(crate) fn turn_off(&self) {
+        self.off.store(true, Ordering::Relaxed);
+    }
+
     /// The sink of `policy`'s file, its writer started on first use;
     /// `None` past [`MAX_FILES`] files or when no thread can start.
     pub(crate) fn sink(&self, policy: &RecordPolicy) -> Option<Sink> {
+        if self.off.load(Ordering::Relaxed) {
+            return None;
+        }
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(sink) = open.get(&policy.path) {
             return Some(sink.clone());
