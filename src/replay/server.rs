@@ -2,8 +2,9 @@
 //! request whose path and canonical body match a recorded upstream call
 //! gets its answer (status, content type, lines, byte for byte, paced as
 //! recorded with `--timing recorded`); `/api/tags`, `/api/version` and
-//! `/api/show` answer from the models seen; anything else is a 404 in
-//! Ollama's error shape.
+//! `/api/show` answer from the models seen (`tools` among the
+//! capabilities of a model the upstream was sent tools for: it ran them
+//! itself); anything else is a 404 in Ollama's error shape.
 
 use std::{sync::Arc, time::Duration};
 
@@ -99,12 +100,14 @@ fn show(tape: &Tape, body: &str) -> Response {
         .or_else(|| asked.get("name"))
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let known = tape
-        .models
-        .iter()
-        .any(|m| m == name || m.strip_suffix(":latest") == Some(name));
-    if !known {
+    let base = |m: &str| m.strip_suffix(":latest").unwrap_or(m).to_string();
+    let is = |m: &String| base(m) == base(name);
+    if !tape.models.iter().any(is) {
         return not_found(&format!("model '{name}' not found"));
+    }
+    let mut capabilities = vec!["completion"];
+    if tape.tools.iter().any(is) {
+        capabilities.push("tools");
     }
     axum::Json(json!({
         "modelfile": "",
@@ -112,7 +115,7 @@ fn show(tape: &Tape, body: &str) -> Response {
         "template": "",
         "details": {"format": "gguf", "family": "", "parameter_size": "", "quantization_level": ""},
         "model_info": {},
-        "capabilities": ["completion"],
+        "capabilities": capabilities,
     }))
     .into_response()
 }

@@ -55,6 +55,9 @@ struct Answers {
 pub(crate) struct Tape {
     upstream: HashMap<(String, String), Answers>,
     pub models: BTreeSet<String>,
+    /// Models the upstream was sent tools for: it ran them itself, so its
+    /// `/api/show` listed `tools`.
+    pub tools: BTreeSet<String>,
     pub clients: Vec<Client>,
 }
 
@@ -93,13 +96,12 @@ impl Tape {
                 continue;
             };
             let body = text(call, "body").unwrap_or_default();
-            if let Some(m) = serde_json::from_str::<Value>(&body)
-                .ok()
-                .as_ref()
-                .and_then(|b| b.get("model"))
-                .and_then(Value::as_str)
-            {
+            let sent = serde_json::from_str::<Value>(&body).unwrap_or_default();
+            if let Some(m) = sent.get("model").and_then(Value::as_str) {
                 self.models.insert(m.to_string());
+                if sent.get("tools").is_some() {
+                    self.tools.insert(m.to_string());
+                }
             }
             let answer = Answer {
                 status: status

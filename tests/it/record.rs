@@ -4,8 +4,8 @@
 //! decisions and the answer as sent, whole and streamed, on /api/chat and
 //! /v1/chat/completions; redacted fields and keys are never written; the
 //! file rotates; a full channel drops lines (counted) and never blocks; a
-//! model without the block records nothing. `augur replay` serves what was
-//! recorded, and `--check` tells an unchanged policy from a changed one.
+//! model without the block records nothing. (`augur replay` is in
+//! `replay.rs`.)
 
 use std::{
     path::{Path, PathBuf},
@@ -23,7 +23,7 @@ use crate::common::{
 };
 
 /// The record file's lines, each parsed.
-fn lines(path: &Path) -> Vec<Value> {
+pub(crate) fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -32,14 +32,14 @@ fn lines(path: &Path) -> Vec<Value> {
 }
 
 /// Wait (at most 5 s) until `path` holds `n` lines; returns them.
-async fn wait_lines(path: &Path, n: usize) -> Vec<Value> {
+pub(crate) async fn wait_lines(path: &Path, n: usize) -> Vec<Value> {
     let reached = until(Duration::from_secs(5), || lines(path).len() >= n).await;
     assert!(reached, "{} lines expected in {}", n, path.display());
     lines(path)
 }
 
 /// The policy that records `gemma3` to `path`, with `extra` in its block.
-fn recording(path: &Path, extra: &str) -> String {
+pub(crate) fn recording(path: &Path, extra: &str) -> String {
     format!(
         "models:\n  \"gemma3:*\":\n    record: {{path: \"{}\"{extra}}}\n",
         path.display()
@@ -47,7 +47,7 @@ fn recording(path: &Path, extra: &str) -> String {
 }
 
 /// The data of a recorded body's lines, concatenated.
-fn joined(lines: &Value) -> String {
+pub(crate) fn joined(lines: &Value) -> String {
     lines
         .as_array()
         .unwrap()
@@ -56,7 +56,7 @@ fn joined(lines: &Value) -> String {
         .collect()
 }
 
-async fn send(live: &Live, path: &str, body: &Value) -> (String, String) {
+pub(crate) async fn send(live: &Live, path: &str, body: &Value) -> (String, String) {
     let r = client()
         .post(live.url(path))
         .json(body)
@@ -70,7 +70,7 @@ async fn send(live: &Live, path: &str, body: &Value) -> (String, String) {
 
 /// A chat request asking for a JSON answer (so augur validates it and
 /// says so in its decisions).
-fn chat_body(path: &str, stream: bool) -> Value {
+pub(crate) fn chat_body(path: &str, stream: bool) -> Value {
     let messages = json!([{"role": "user", "content": "What is the capital of France?"}]);
     let schema = json!({
         "type": "object",
@@ -286,148 +286,6 @@ async fn without_a_record_block_nothing_is_written_and_answers_are_the_same() {
         );
         wait_lines(&file, 2).await;
         live.augur.stop().await;
-    })
-    .await;
-}
-
-/// Record `n` junk-answered chat requests (whole and streamed in turn) on
-/// `gemma3` under `policy_extra`; returns the record file's directory and path.
-async fn recorded(n: usize, policy_extra: &str) -> (TempDir, PathBuf) {
-    let dir = TempDir::new().unwrap();
-    let file = dir.path().join("x.jsonl");
-    let junk = vec!["no JSON here".to_string(); 2 * n];
-    let fake = FakeOllama::builder().script("gemma3", junk).start().await;
-    let policy = format!("{}{policy_extra}", recording(&file, ""));
-    let live = Live::with_fake(fake, &policy).await;
-    for i in 0..n {
-        send(&live, "/api/chat", &chat_body("/api/chat", i % 2 == 1)).await;
-    }
-    wait_lines(&file, n).await;
-    live.augur.stop().await;
-    (dir, file)
-}
-
-/// A child process that is killed when dropped.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-#[tokio::test]
-async fn augur_replay_answers_a_recorded_request_byte_for_byte_and_404s_others() {
-    bounded(60, async {
-        let (_dir, file) = recorded(2, "    validate: {on_failure: pass}\n").await;
-        let port = crate::common::free_port();
-        let _child = Child(
-            crate::common::augur_bin()
-                .args(["replay", "--listen", &format!("127.0.0.1:{port}")])
-                .arg(&file)
-                .spawn()
-                .unwrap(),
-        );
-        let base = format!("http://127.0.0.1:{port}");
-        let mut up = false;
-        for _ in 0..500 {
-            if client()
-                .get(format!("{base}/api/version"))
-                .send()
-                .await
-                .is_ok()
-            {
-                up = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert!(up, "augur replay listens");
-        for line in lines(&file) {
-            let call = &line["upstream"][0];
-            // The same request, its keys in another order, spaced out.
-            let body: Value = serde_json::from_str(call["body"].as_str().unwrap()).unwrap();
-            let mut reordered = serde_json::Map::new();
-            for (k, v) in body.as_object().unwrap().iter().rev() {
-                reordered.insert(k.clone(), v.clone());
-            }
-            let text = serde_json::to_string_pretty(&reordered).unwrap();
-            let r = client()
-                .post(format!("{base}{}", call["path"].as_str().unwrap()))
-                .body(text)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(json!(r.status().as_u16()), call["status"]);
-            assert_eq!(json!(header(&r, "content-type")), call["content_type"]);
-            assert_eq!(r.bytes().await.unwrap(), joined(&call["lines"]).as_bytes());
-        }
-        let tags: Value = client()
-            .get(format!("{base}/api/tags"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        assert_eq!(tags["models"][0]["name"], json!("gemma3"));
-        let unknown = client()
-            .post(format!("{base}/api/chat"))
-            .json(&json!({"model": "gemma3", "messages": []}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(unknown.status(), 404);
-        let error: Value = unknown.json().await.unwrap();
-        assert!(error["error"].is_string() && error.as_object().unwrap().len() == 1);
-    })
-    .await;
-}
-
-/// `augur replay --check FILE --policies DIR` with `policy` in DIR: exit
-/// code and stdout.
-fn check(file: &Path, policy: &str) -> (i32, String) {
-    let policies = TempDir::new().unwrap();
-    std::fs::write(policies.path().join("10-test.yaml"), policy).unwrap();
-    let out = crate::common::augur_bin()
-        .args(["replay", "--check"])
-        .arg(file)
-        .arg("--policies")
-        .arg(policies.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), format!("{stdout}{stderr}"))
-}
-
-#[tokio::test]
-async fn check_reports_same_for_an_unchanged_policy_and_a_difference_after_a_change() {
-    bounded(60, async {
-        let pass = "    validate: {on_failure: pass}\n";
-        let (_dir, file) = recorded(2, pass).await;
-        let same = format!("models:\n  \"gemma3:*\":\n{pass}");
-        let (code, out) = check(&file, &same);
-        assert_eq!(code, 0, "{out}");
-        assert_eq!(
-            out.lines().filter(|l| l.ends_with(": same")).count(),
-            2,
-            "{out}"
-        );
-        let error = "models:\n  \"gemma3:*\":\n    validate: {on_failure: error}\n";
-        let (code, out) = check(&file, error);
-        assert_eq!(code, 1, "{out}");
-        assert_eq!(
-            out.lines().filter(|l| l.contains(": differs: ")).count(),
-            2,
-            "{out}"
-        );
-        assert!(out.contains("status 200 -> 422"), "{out}");
-        assert!(
-            out.contains("x-augur-validation: invalid -> (none)"),
-            "{out}"
-        );
     })
     .await;
 }
