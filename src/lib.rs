@@ -8,6 +8,8 @@
 //!                ingress             canonical path, route class, bounded body
 //! 2 authenticate ingress, limits     API key -> principal (policy snapshot)
 //! 3 rate limit   ingress, limits     allow-list, per principal / model / tokens / concurrency
+//!   record       surface::recorded,  the exchange copied for replay (models whose
+//!                record              policy sets `record:`; `augur replay`: replay)
 //!   cache        surface::cached,    a deterministic repeat answered from memory
 //!                cache               (models whose policy sets `cache:`)
 //!                surface             each protocol translated into one exchange

@@ -96,12 +96,21 @@ struct Rotating {
     size: u64,
 }
 
+/// Append each line; a failure is logged once until a line is written
+/// again (the file is opened afresh for the next line).
 fn write_all(mut rx: mpsc::Receiver<String>, mut file: Rotating) {
+    let mut failing = false;
     while let Some(mut line) = rx.blocking_recv() {
         line.push('\n');
-        if let Err(e) = file.write(line.as_bytes()) {
-            tracing::warn!(path = %file.path.display(), error = %e, "cannot write the record file");
-            file.file = None;
+        match file.write(line.as_bytes()) {
+            Ok(()) => failing = false,
+            Err(e) => {
+                if !failing {
+                    tracing::warn!(path = %file.path.display(), error = %e, "cannot write the record file");
+                }
+                failing = true;
+                file.file = None;
+            }
         }
     }
 }

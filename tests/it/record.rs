@@ -289,3 +289,31 @@ async fn without_a_record_block_nothing_is_written_and_answers_are_the_same() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_exchange_whose_client_left_is_written_marked_incomplete() {
+    bounded(30, async {
+        let dir = TempDir::new().unwrap();
+        let file = dir.path().join("x.jsonl");
+        let fake = FakeOllama::builder()
+            .chunk_delay(Duration::from_millis(200))
+            .start()
+            .await;
+        let live = Live::with_fake(fake, &recording(&file, "")).await;
+        let mut body = chat_body("/api/chat", true);
+        body.as_object_mut().unwrap().remove("format");
+        let mut r = client()
+            .post(live.url("/api/chat"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.chunk().await.unwrap().is_some());
+        drop(r);
+        let line = wait_lines(&file, 1).await.remove(0);
+        assert_eq!(line["answer"]["complete"], json!(false));
+        assert!(!line["answer"]["lines"].as_array().unwrap().is_empty());
+        live.augur.stop().await;
+    })
+    .await;
+}

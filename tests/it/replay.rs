@@ -53,29 +53,7 @@ impl Drop for Child {
 async fn augur_replay_answers_a_recorded_request_byte_for_byte_and_404s_others() {
     bounded(60, async {
         let (_dir, file) = recorded(2, "    validate: {on_failure: pass}\n").await;
-        let port = crate::common::free_port();
-        let _child = Child(
-            crate::common::augur_bin()
-                .args(["replay", "--listen", &format!("127.0.0.1:{port}")])
-                .arg(&file)
-                .spawn()
-                .unwrap(),
-        );
-        let base = format!("http://127.0.0.1:{port}");
-        let mut up = false;
-        for _ in 0..500 {
-            if client()
-                .get(format!("{base}/api/version"))
-                .send()
-                .await
-                .is_ok()
-            {
-                up = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert!(up, "augur replay listens");
+        let (_child, base) = replay(&file, &[]).await;
         for line in lines(&file) {
             let call = &line["upstream"][0];
             // The same request, its keys in another order, spaced out.
@@ -113,6 +91,61 @@ async fn augur_replay_answers_a_recorded_request_byte_for_byte_and_404s_others()
         assert_eq!(unknown.status(), 404);
         let error: Value = unknown.json().await.unwrap();
         assert!(error["error"].is_string() && error.as_object().unwrap().len() == 1);
+    })
+    .await;
+}
+
+/// `augur replay FILE` with `args` on a free port, once it answers; the
+/// child (killed when dropped) and its base URL.
+async fn replay(file: &Path, args: &[&str]) -> (Child, String) {
+    let port = crate::common::free_port();
+    let child = Child(
+        crate::common::augur_bin()
+            .args(["replay", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .arg(file)
+            .spawn()
+            .unwrap(),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    for _ in 0..500 {
+        if client()
+            .get(format!("{base}/api/version"))
+            .send()
+            .await
+            .is_ok()
+        {
+            return (child, base);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("augur replay does not answer");
+}
+
+#[tokio::test]
+async fn recorded_timing_paces_lines_at_their_offsets() {
+    bounded(30, async {
+        let dir = TempDir::new().unwrap();
+        let file = dir.path().join("x.jsonl");
+        let call = json!({"path": "/api/chat", "body": "{\"model\":\"m\"}", "status": 200,
+            "content_type": "application/x-ndjson",
+            "lines": [{"ms": 0, "data": "a\n"}, {"ms": 400, "data": "b\n"}]});
+        std::fs::write(&file, format!("{}\n", json!({"upstream": [call]}))).unwrap();
+        for (timing, at_least) in [("none", 0), ("recorded", 400)] {
+            let (_child, base) = replay(&file, &["--timing", timing]).await;
+            let started = std::time::Instant::now();
+            let r = client()
+                .post(format!("{base}/api/chat"))
+                .body("{ \"model\": \"m\" }")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.text().await.unwrap(), "a\nb\n");
+            assert!(
+                started.elapsed() >= Duration::from_millis(at_least),
+                "{timing}"
+            );
+        }
     })
     .await;
 }
