@@ -1,9 +1,9 @@
 //! One writer thread per record file, fed through a bounded channel: a
 //! request hands its line over without waiting, and a line that finds the
 //! channel full is dropped and counted in `augur_record_dropped_total`.
-//! The thread appends each line, rotating the file at its `max_bytes`
-//! (`file` → `file.1` → … → `file.<keep>`, the oldest removed), and ends
-//! when every sender is gone.
+//! The thread appends each line, rotating the file at the `max_bytes` of
+//! the policy the line was recorded under (`file` → `file.1` → … →
+//! `file.<keep>`, the oldest removed), and ends when every sender is gone.
 
 use std::{
     collections::HashMap,
@@ -25,14 +25,31 @@ pub(crate) const CHANNEL: usize = 64;
 /// Most record files open at once (a policy naming more records none past it).
 const MAX_FILES: usize = 64;
 
-/// Where one file's lines go.
+/// A line, with the rotation its policy asked for when it was recorded
+/// (a policy edit applies from the next line on).
+struct Line {
+    text: String,
+    max_bytes: u64,
+    keep: u32,
+}
+
+/// Where one file's lines go, under one policy's rotation.
 #[derive(Clone)]
-pub(crate) struct Sink(mpsc::Sender<String>);
+pub(crate) struct Sink {
+    tx: mpsc::Sender<Line>,
+    max_bytes: u64,
+    keep: u32,
+}
 
 impl Sink {
     /// Hand `line` to the writer; dropped (and counted) when it is behind.
-    pub(super) fn send(&self, line: String) {
-        if self.0.try_send(line).is_err() {
+    pub(super) fn send(&self, text: String) {
+        let line = Line {
+            text,
+            max_bytes: self.max_bytes,
+            keep: self.keep,
+        };
+        if self.tx.try_send(line).is_err() {
             metrics::counter!("augur_record_dropped_total").increment(1);
         }
     }
@@ -41,7 +58,7 @@ impl Sink {
 /// The writers of every record file, one per path.
 #[derive(Default)]
 pub(crate) struct Sinks {
-    open: Mutex<HashMap<PathBuf, Sink>>,
+    open: Mutex<HashMap<PathBuf, mpsc::Sender<Line>>>,
     /// Nothing is recorded (`augur replay --check` replays a recording).
     off: AtomicBool,
 }
@@ -59,8 +76,13 @@ impl Sinks {
             return None;
         }
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(sink) = open.get(&policy.path) {
-            return Some(sink.clone());
+        let sink = |tx: &mpsc::Sender<Line>| Sink {
+            tx: tx.clone(),
+            max_bytes: policy.max_bytes,
+            keep: policy.keep,
+        };
+        if let Some(tx) = open.get(&policy.path) {
+            return Some(sink(tx));
         }
         if open.len() >= MAX_FILES {
             tracing::warn!(path = %policy.path.display(), "too many record files; not recording");
@@ -69,8 +91,6 @@ impl Sinks {
         let (tx, rx) = mpsc::channel(CHANNEL);
         let file = Rotating {
             path: policy.path.clone(),
-            max_bytes: policy.max_bytes,
-            keep: policy.keep,
             file: None,
             size: 0,
         };
@@ -81,28 +101,26 @@ impl Sinks {
             tracing::warn!(error = %e, "cannot start the record writer");
             return None;
         }
-        let sink = Sink(tx);
-        open.insert(policy.path.clone(), sink.clone());
-        Some(sink)
+        let made = sink(&tx);
+        open.insert(policy.path.clone(), tx);
+        Some(made)
     }
 }
 
-/// A file that rotates at `max_bytes`.
+/// A file that rotates.
 struct Rotating {
     path: PathBuf,
-    max_bytes: u64,
-    keep: u32,
     file: Option<File>,
     size: u64,
 }
 
 /// Append each line; a failure is logged once until a line is written
 /// again (the file is opened afresh for the next line).
-fn write_all(mut rx: mpsc::Receiver<String>, mut file: Rotating) {
+fn write_all(mut rx: mpsc::Receiver<Line>, mut file: Rotating) {
     let mut failing = false;
     while let Some(mut line) = rx.blocking_recv() {
-        line.push('\n');
-        match file.write(line.as_bytes()) {
+        line.text.push('\n');
+        match file.write(&line) {
             Ok(()) => failing = false,
             Err(e) => {
                 if !failing {
@@ -116,20 +134,23 @@ fn write_all(mut rx: mpsc::Receiver<String>, mut file: Rotating) {
 }
 
 impl Rotating {
-    fn write(&mut self, line: &[u8]) -> std::io::Result<()> {
+    /// Append `line`, the file rotated first when it would grow past the
+    /// line's `max_bytes`.
+    fn write(&mut self, line: &Line) -> std::io::Result<()> {
         if self.file.is_none() {
             self.open()?;
         }
-        if self.size > 0 && self.size + line.len() as u64 > self.max_bytes {
+        let bytes = line.text.as_bytes();
+        if self.size > 0 && self.size + bytes.len() as u64 > line.max_bytes {
             self.file = None;
-            rotate(&self.path, self.keep)?;
+            rotate(&self.path, line.keep)?;
             self.open()?;
         }
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
-        file.write_all(line)?;
-        self.size += line.len() as u64;
+        file.write_all(bytes)?;
+        self.size += bytes.len() as u64;
         Ok(())
     }
 

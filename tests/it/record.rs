@@ -191,15 +191,24 @@ async fn the_file_rotates_at_max_bytes_keeping_the_newest() {
     bounded(30, async {
         let dir = TempDir::new().unwrap();
         let file = dir.path().join("x.jsonl");
-        let live = Live::start(&recording(&file, ", max_bytes: 1024, keep: 2")).await;
-        let mut ids = Vec::new();
+        // Recorded under the default bound first; an edit applies from the
+        // next line on.
+        let live = Live::start(&recording(&file, "")).await;
+        let mut ids = vec![
+            send(&live, "/api/chat", &chat_body("/api/chat", false))
+                .await
+                .0,
+        ];
+        wait_lines(&file, 1).await;
+        live.apply(&recording(&file, ", max_bytes: 1024, keep: 2"))
+            .await;
         for _ in 0..4 {
             let mut body = chat_body("/api/chat", false);
             body["messages"][0]["content"] = json!("a long question ".repeat(80));
             ids.push(send(&live, "/api/chat", &body).await.0);
         }
         let numbered = |n: u32| PathBuf::from(format!("{}.{n}", file.display()));
-        let last = json!(ids[3]);
+        let last = json!(ids[4]);
         let rotated = until(Duration::from_secs(5), || {
             lines(&file).first().map(|l| &l["request_id"]) == Some(&last)
         })
@@ -207,9 +216,9 @@ async fn the_file_rotates_at_max_bytes_keeping_the_newest() {
         assert!(rotated, "the newest line alone in the file");
         let ids_in =
             |p: &Path| -> Vec<Value> { lines(p).iter().map(|l| l["request_id"].clone()).collect() };
-        assert_eq!(ids_in(&file), vec![json!(ids[3])]);
-        assert_eq!(ids_in(&numbered(1)), vec![json!(ids[2])]);
-        assert_eq!(ids_in(&numbered(2)), vec![json!(ids[1])]);
+        assert_eq!(ids_in(&file), vec![json!(ids[4])]);
+        assert_eq!(ids_in(&numbered(1)), vec![json!(ids[3])]);
+        assert_eq!(ids_in(&numbered(2)), vec![json!(ids[2])]);
         assert!(!numbered(3).exists(), "only 2 rotated files are kept");
         live.augur.stop().await;
     })
