@@ -98,4 +98,21 @@ mod tests {
         };
         assert!(err(empty).contains("models.x.record.redact"));
     }
+
+    #[test]
+    fn the_effective_policy_shows_the_block() {
+        let yaml = "models:\n  \"gemma3:*\":\n    record: {path: /tmp/g.jsonl, keep: 1, redact: [content]}\n";
+        let policy = crate::policy::load_texts(
+            &[("p.yaml".to_string(), yaml.to_string())],
+            std::path::Path::new("/nonexistent"),
+        )
+        .unwrap();
+        let shown = crate::policy::show::effective(&policy);
+        assert_eq!(
+            shown["models"][0]["settings"]["record"],
+            serde_json::json!({
+                "path": "/tmp/g.jsonl", "max_bytes": DEFAULT_BYTES, "keep": 1, "redact": ["content"],
+            })
+        );
+    }
 }
