@@ -8,6 +8,8 @@
 //!                ingress             canonical path, route class, bounded body
 //! 2 authenticate ingress, limits     API key -> principal (policy snapshot)
 //! 3 rate limit   ingress, limits     allow-list, per principal / model / tokens / concurrency
+//!   record       surface::recorded,  the exchange copied for replay (models whose
+//!                record              policy sets `record:`; `augur replay`: replay)
 //!   cache        surface::cached,    a deterministic repeat answered from memory
 //!                cache               (models whose policy sets `cache:`)
 //!                surface             each protocol translated into one exchange
@@ -45,7 +47,9 @@ pub(crate) mod guard;
 pub(crate) mod ingress;
 pub(crate) mod limits;
 pub(crate) mod pipeline;
+pub(crate) mod record;
 pub(crate) mod reload;
+pub(crate) mod replay;
 pub(crate) mod schema;
 pub(crate) mod shutdown;
 pub(crate) mod state;
@@ -66,6 +70,7 @@ pub use client::ClientInfo;
 pub use error::{Flavor, ProxyError};
 pub use ingress::{Admitted, Class, IngressLayer};
 pub use pipeline::output::Output;
+pub use replay::run as replay;
 pub use telemetry::{
     events::CAPACITY as EVENTS_CAPACITY, install_metrics, log::layer as log_layer, otel,
 };

@@ -6,13 +6,16 @@ use clap::Parser;
 
 use augur::{
     app::{self, Tls},
-    config::{Cli, Config},
+    config::{Cli, Command, Config},
     otel::TraceError,
 };
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Replay(args)) = &cli.command {
+        return augur::replay(&cli, args);
+    }
     let config = match Config::load(&cli) {
         Ok(c) => c,
         Err(e) => {

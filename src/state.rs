@@ -43,6 +43,8 @@ pub struct Shared {
     /// The ring of recent events and the totals since start, every
     /// worker recording into it (shown by `/-/status`).
     pub(crate) events: Arc<crate::telemetry::events::Events>,
+    /// The record files' writers (see [`crate::record`]), one for every worker.
+    pub(crate) record: Arc<crate::record::Sinks>,
 }
 
 impl AppState {
@@ -84,6 +86,7 @@ impl AppState {
             validators: Validators::shared().clone(),
             cache: Arc::default(),
             events: Arc::default(),
+            record: Arc::default(),
         })))
     }
 
@@ -103,6 +106,7 @@ impl AppState {
             validators: self.validators.clone(),
             cache: self.cache.clone(),
             events: self.events.clone(),
+            record: self.record.clone(),
         })))
     }
 

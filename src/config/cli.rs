@@ -3,7 +3,7 @@
 
 use std::{net::SocketAddr, path::PathBuf};
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::tls::TlsFlags;
 
@@ -15,7 +15,7 @@ pub const DEFAULT_CONFIG_PATH: &str = "configs/augur.toml";
 #[command(name = "augur", version, about = "A reverse proxy for Ollama")]
 pub struct Cli {
     /// Config file (TOML). Default: configs/augur.toml when present.
-    #[arg(long, env = "AUGUR_CONFIG")]
+    #[arg(long, env = "AUGUR_CONFIG", global = true)]
     pub config: Option<PathBuf>,
     /// Address the proxy listens on.
     #[arg(long, env = "AUGUR_LISTEN")]
@@ -34,10 +34,10 @@ pub struct Cli {
     #[command(flatten)]
     pub tls: TlsFlags,
     /// Directory of policy files (*.yaml).
-    #[arg(long, env = "AUGUR_POLICIES")]
+    #[arg(long, env = "AUGUR_POLICIES", global = true)]
     pub policies: Option<PathBuf>,
     /// Directory of named JSON schemas referenced by policies.
-    #[arg(long, env = "AUGUR_SCHEMAS")]
+    #[arg(long, env = "AUGUR_SCHEMAS", global = true)]
     pub schemas: Option<PathBuf>,
     /// Validate the config and the policy files, then exit.
     #[arg(long)]
@@ -50,4 +50,45 @@ pub struct Cli {
     /// needed when it listens on a non-loopback address.
     #[arg(long, env = "AUGUR_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What the binary does besides serving.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve recorded exchanges as an Ollama upstream, or check the
+    /// current config and policies against them (`--check`).
+    Replay(ReplayArgs),
+}
+
+/// How recorded upstream answers are paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Timing {
+    /// Every line at once.
+    #[default]
+    None,
+    /// Each line at its recorded offset from the request.
+    Recorded,
+}
+
+/// `augur replay FILE…`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Record files (JSON lines written by a `record:` policy).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Address the replay upstream listens on.
+    #[arg(long, default_value = "127.0.0.1:11435")]
+    pub listen: SocketAddr,
+    /// Pace recorded answers as recorded, or send them at once.
+    #[arg(long, value_enum, default_value_t = Timing::None)]
+    pub timing: Timing,
+    /// Send every recorded request through augur (this config and these
+    /// policies) in front of the replay upstream; report what differs.
+    #[arg(long)]
+    pub check: bool,
+    /// API key sent with each request under `--check` (recordings hold none).
+    #[arg(long, env = "AUGUR_REPLAY_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
 }

@@ -18,7 +18,7 @@ mod tls;
 mod traces;
 mod upstreams;
 
-pub use cli::{Cli, DEFAULT_CONFIG_PATH};
+pub use cli::{Cli, Command, DEFAULT_CONFIG_PATH, ReplayArgs, Timing};
 pub use dns::{
     DEFAULT_INTERVAL as DEFAULT_RESOLVE_INTERVAL, DEFAULT_MAX_MEMBERS, DnsSpec,
     MAX_MEMBERS as MAX_DNS_MEMBERS,

@@ -24,8 +24,8 @@ use super::{
     splitter::{LineSplitter, LineTooLong},
 };
 use crate::{
-    client::ClientInfo, error::ProxyError, limits::Usage, state::AppState, telemetry::Timing,
-    upstream::Target,
+    client::ClientInfo, error::ProxyError, limits::Usage, record::Tap, state::AppState,
+    telemetry::Timing, upstream::Target,
 };
 
 /// What an internal call needs from the client request.
@@ -47,6 +47,8 @@ pub(crate) struct CallCtx {
     /// What the answers' token probabilities are for: a streamed answer's
     /// are gathered (and taken out of its chunks unless the client asked).
     pub probs: Probs,
+    /// The request's recording, when its model's policy records.
+    pub tap: Option<Tap>,
 }
 
 /// Report the token counts of a whole answer or a done chunk.
@@ -80,6 +82,9 @@ impl CallCtx {
             .uri(path)
             .body(Body::from(bytes))
             .map_err(|e| ProxyError::Internal(format!("build upstream request: {e}")))?;
+        if let Some(tap) = &self.tap {
+            req.extensions_mut().insert(tap.clone());
+        }
         let headers = req.headers_mut();
         headers.extend(self.headers.clone());
         headers.remove(header::CONTENT_LENGTH);

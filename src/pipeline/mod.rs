@@ -348,6 +348,7 @@ fn job(
             client: cx.parts.extensions.get::<ClientInfo>().cloned(),
             timing: cx.parts.extensions.get::<Arc<Timing>>().cloned(),
             usage: Some(cx.usage.clone()),
+            tap: cx.parts.extensions.get::<crate::record::Tap>().cloned(),
             target,
             answer_as: None,
             probs,

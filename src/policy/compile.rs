@@ -242,6 +242,11 @@ impl<'a> Builder<'a> {
             Tri::Null => Tri::Null,
             Tri::Set(c) => Tri::Set(super::cache::compile(file, at, c)?),
         };
+        o.record = match &s.record {
+            Tri::Absent => Tri::Absent,
+            Tri::Null => Tri::Null,
+            Tri::Set(r) => Tri::Set(super::record::compile(file, at, r)?),
+        };
         if let Some(e) = &s.emulate_tools {
             let opts = [
                 ("auto", EmulateTools::Auto),

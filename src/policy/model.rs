@@ -267,6 +267,8 @@ pub struct ModelPolicy {
     pub routing: super::routing::RoutingPolicy,
     /// `cache:`: deterministic answers kept and replayed; off by default.
     pub cache: Option<super::cache::CachePolicy>,
+    /// `record:`: every exchange appended to a file; off by default.
+    pub record: Option<super::record::RecordPolicy>,
     /// The glob that selected the model's settings (for metric labels and logs).
     pub matched_glob: Option<String>,
 }
@@ -297,6 +299,7 @@ impl Default for ModelPolicy {
             confidence: None,
             routing: super::routing::RoutingPolicy::default(),
             cache: None,
+            record: None,
             matched_glob: None,
         }
     }

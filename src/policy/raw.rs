@@ -89,6 +89,20 @@ pub(crate) struct RawSettings {
     /// `null` = no cache.
     #[serde(default)]
     pub cache: Tri<RawCache>,
+    /// `null` = no recording.
+    #[serde(default)]
+    pub record: Tri<RawRecord>,
+}
+
+/// `record:` block: every exchange appended to a JSON-lines file.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRecord {
+    pub path: String,
+    pub max_bytes: Option<u64>,
+    pub keep: Option<u32>,
+    #[serde(default)]
+    pub redact: Vec<String>,
 }
 
 /// `cache:` block: an exact response cache for deterministic requests.

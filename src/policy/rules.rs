@@ -62,6 +62,8 @@ pub struct Overlay {
     pub routing: super::routing::RoutingOverlay,
     /// `cache:`; a block replaces the inherited one whole.
     pub cache: Tri<super::cache::CachePolicy>,
+    /// `record:`; a block replaces the inherited one whole.
+    pub record: Tri<super::record::RecordPolicy>,
 }
 
 fn set<T: Copy>(slot: &mut T, value: Option<T>) {
@@ -178,6 +180,11 @@ impl Overlay {
             Tri::Absent => {}
             Tri::Null => p.cache = None,
             Tri::Set(c) => p.cache = Some(c.clone()),
+        }
+        match &self.record {
+            Tri::Absent => {}
+            Tri::Null => p.record = None,
+            Tri::Set(r) => p.record = Some(r.clone()),
         }
     }
 }

@@ -63,6 +63,7 @@ pub(crate) fn keys_set(s: &RawSettings) -> Vec<&'static str> {
     add(!matches!(s.fallback, Tri::Absent), "fallback");
     add(!matches!(s.confidence, Tri::Absent), "confidence");
     add(!matches!(s.cache, Tri::Absent), "cache");
+    add(!matches!(s.record, Tri::Absent), "record");
     keys
 }
 
@@ -172,6 +173,12 @@ fn settings(p: &ModelPolicy) -> Value {
             "share": c.share,
             "charge_hits": c.charge_hits,
             "store": "memory",
+        })),
+        "record": p.record.as_ref().map(|r| json!({
+            "path": r.path,
+            "max_bytes": r.max_bytes,
+            "keep": r.keep,
+            "redact": r.redact,
         })),
     })
 }

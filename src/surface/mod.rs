@@ -25,6 +25,7 @@ pub(crate) mod listing;
 pub(crate) mod ollama;
 pub(crate) mod openai;
 pub(crate) mod passthrough;
+mod recorded;
 mod render;
 pub(crate) mod responses;
 mod serve;

@@ -35,11 +35,11 @@ pub(crate) async fn handle(
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    if !super::cached::applies(&admitted, &req) {
+    if !super::recorded::applies(&admitted, &req) {
         return forward_handled(state, req).await;
     }
     let st = state.clone();
-    super::cached::serve(&st, &admitted, req, |req| forward_handled(state, req)).await
+    super::recorded::serve(&st, &admitted, req, |req| forward_handled(state, req)).await
 }
 
 /// Forward `req`; errors as responses.

@@ -22,25 +22,25 @@ use crate::{
 };
 
 use super::adapter::{Adapter, Amended, Translation};
-use super::{cached, passthrough};
+use super::{passthrough, recorded};
 
-/// Answer an admitted request on `surface`: from the response cache when
-/// its model has one and it holds the answer ([`cached`]); else forward it
-/// unchanged when augur has nothing to change, or translate, run the
-/// pipeline and render; errors in the route's own error shape.
+/// Answer an admitted request on `surface`: recorded, and from the
+/// response cache, when its model's policy says so ([`recorded`]);
+/// forwarded unchanged when augur has nothing to change, else translated,
+/// run through the pipeline and rendered; errors in the route's own shape.
 pub(crate) async fn serve<A: Adapter>(
     surface: &A,
     state: AppState,
     admitted: Admitted,
     req: Request,
 ) -> Response {
-    if !cached::applies(&admitted, &req) {
+    if !recorded::applies(&admitted, &req) {
         return handle(surface, state, admitted, req)
             .await
             .unwrap_or_else(IntoResponse::into_response);
     }
     let (st, adm) = (state.clone(), admitted.clone());
-    cached::serve(&st, &adm, req, |req| async move {
+    recorded::serve(&st, &adm, req, |req| async move {
         handle(surface, state, admitted, req)
             .await
             .unwrap_or_else(IntoResponse::into_response)

@@ -68,6 +68,8 @@ mod policy_reload;
 mod policy_special_files;
 mod proxy;
 mod rate_limits;
+mod record;
+mod replay;
 mod response_format;
 mod responses;
 mod retry_feedback;

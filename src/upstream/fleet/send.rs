@@ -37,6 +37,7 @@ use super::{
 use crate::{
     client::ClientInfo,
     error::{Flavor, ProxyError},
+    record::Tap,
     telemetry::{Timing, spans},
     upstream::{
         client::{Mode, Upstream},
@@ -141,7 +142,24 @@ impl Fleet {
         self.send(req, sending).await
     }
 
+    /// Send `req`, its call noted on the request's [`Tap`] when it is
+    /// recorded.
     async fn send(
+        &self,
+        req: Request<Body>,
+        sending: Sending<'_>,
+    ) -> Result<Response<Body>, ProxyError> {
+        let Some(tap) = req.extensions().get::<Tap>().cloned() else {
+            return self.send_untapped(req, sending).await;
+        };
+        let body = sending.replay.map(|r| r.body().as_ref());
+        let Some(call) = tap.call(req.uri().path(), body) else {
+            return self.send_untapped(req, sending).await;
+        };
+        tap.answered(call, self.send_untapped(req, sending).await)
+    }
+
+    async fn send_untapped(
         &self,
         mut req: Request<Body>,
         sending: Sending<'_>,
