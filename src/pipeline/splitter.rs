@@ -19,7 +19,7 @@ pub struct LineTooLong {
 /// Splits a byte stream into newline-terminated lines.
 ///
 /// ```
-/// use augur::pipeline::splitter::LineSplitter;
+/// use augur::inputs::LineSplitter;
 ///
 /// let mut s = LineSplitter::new(1024);
 /// s.push(b"{\"a\":1}\n{\"b\"");

@@ -149,14 +149,18 @@ impl Fleet {
         req: Request<Body>,
         sending: Sending<'_>,
     ) -> Result<Response<Body>, ProxyError> {
-        let Some(tap) = req.extensions().get::<Tap>().cloned() else {
-            return self.send_untapped(req, sending).await;
-        };
-        let body = sending.replay.map(|r| r.body().as_ref());
-        let Some(call) = tap.call(req.uri().path(), body) else {
-            return self.send_untapped(req, sending).await;
-        };
-        tap.answered(call, self.send_untapped(req, sending).await)
+        // One await either way: a request that records nothing carries no
+        // more state than before.
+        let tapped = req.extensions().get::<Tap>().and_then(|tap| {
+            let body = sending.replay.map(|r| r.body().as_ref());
+            let call = tap.call(req.uri().path(), body)?;
+            Some((tap.clone(), call))
+        });
+        let answer = self.send_untapped(req, sending).await;
+        match tapped {
+            Some((tap, call)) => tap.answered(call, answer),
+            None => answer,
+        }
     }
 
     async fn send_untapped(
